@@ -2864,6 +2864,17 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
     return entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
 }
 
+/* float_random with a dtype (docs/dtypes.md section 5). */
+td_status td_float_random_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, td_distribution dist, double p0, double p1, uint64_t seed, td_tensor **out)
+{
+    static const char td_opname[] = "float_random_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_FLOAT, dtype));
+    return td_twin_random(td_opname, device, dtype, shape, shape_len, dist, p0, p1, seed, out);
+}
+
 /* ---- int_arange (creation) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -23540,7 +23551,7 @@ static td_status arm_vulkan_float_acos(const td_tensor *a, const td_shape *td_sh
 static td_status dt_vulkan_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_acos";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -23562,7 +23573,7 @@ static td_status dt_vulkan_float_acos(const td_tensor *a, const td_shape *td_sha
 
 static td_status arm_vulkan_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_acos(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -23900,7 +23911,7 @@ static td_status arm_vulkan_float_asin(const td_tensor *a, const td_shape *td_sh
 static td_status dt_vulkan_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_asin";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -23922,7 +23933,7 @@ static td_status dt_vulkan_float_asin(const td_tensor *a, const td_shape *td_sha
 
 static td_status arm_vulkan_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_asin(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -24364,7 +24375,7 @@ static td_status arm_vulkan_float_atan(const td_tensor *a, const td_shape *td_sh
 static td_status dt_vulkan_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_atan";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -24386,7 +24397,7 @@ static td_status dt_vulkan_float_atan(const td_tensor *a, const td_shape *td_sha
 
 static td_status arm_vulkan_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_atan(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -29653,7 +29664,7 @@ static td_status arm_vulkan_float_remainder_scalar(const td_tensor *a, float val
 static td_status dt_vulkan_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_remainder_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -29675,7 +29686,7 @@ static td_status dt_vulkan_float_remainder_scalar(const td_tensor *a, float valu
 
 static td_status arm_vulkan_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_remainder_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -53039,7 +53050,7 @@ static td_status arm_vulkan_float_into_int(const td_tensor *a, const td_shape *t
 static td_status dt_vulkan_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_into_int";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -53063,7 +53074,7 @@ static td_status dt_vulkan_float_into_int(const td_tensor *a, const td_shape *td
 
 static td_status arm_vulkan_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_into_int(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -73968,35 +73979,8 @@ static td_status arm_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b,
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
-static td_status arm_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "float_matmul_nt";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_vulkan_float_matmul_nt(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK)
-        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_vulkan_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -74741,7 +74725,7 @@ static td_status arm_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, 
 static td_status dt_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_atan2";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -74763,7 +74747,7 @@ static td_status dt_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, c
 
 static td_status arm_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_atan2(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -75726,7 +75710,7 @@ static td_status arm_vulkan_float_remainder(const td_tensor *a, const td_tensor 
 static td_status dt_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_remainder";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -75748,7 +75732,7 @@ static td_status dt_vulkan_float_remainder(const td_tensor *a, const td_tensor *
 
 static td_status arm_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_remainder(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;

@@ -81,6 +81,8 @@ td_status td_int_full_dtype(td_device *device, td_dtype dtype, const int64_t *sh
  * Note: counter-based generator (splitmix64 of seed and element index), so results do not depend on threading.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out);
+/* float_random_dtype: the same with a dtype of the float class (docs/dtypes.md section 5). */
+td_status td_float_random_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, td_distribution dist, double p0, double p1, uint64_t seed, td_tensor **out);
 
 /* Creates the 1-D int tensor start, start + step, ... up to but excluding end.
  * Family creation; implemented by: cpu, vulkan.

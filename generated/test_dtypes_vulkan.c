@@ -576,6 +576,24 @@ static void test_float_acos_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acos, (int)(sizeof dcases_float_acos / sizeof dcases_float_acos[0]));
 }
 
+/* float_acos in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_acos_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acos",
+        .run = cmp_float_acos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3128371284u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acos, (int)(sizeof dcases_float_acos / sizeof dcases_float_acos[0]));
+}
+
 
 static td_status cmp_float_asin(const tdt_call *c)
 {
@@ -624,6 +642,24 @@ static void test_float_asin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asin, (int)(sizeof dcases_float_asin / sizeof dcases_float_asin[0]));
 }
 
+/* float_asin in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_asin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asin",
+        .run = cmp_float_asin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4012578933u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asin, (int)(sizeof dcases_float_asin / sizeof dcases_float_asin[0]));
+}
+
 
 static td_status cmp_float_atan(const tdt_call *c)
 {
@@ -669,6 +705,24 @@ static void test_float_atan_bf16_vs_cpu(void **state)
         .seed = 3465792912u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan, (int)(sizeof dcases_float_atan / sizeof dcases_float_atan[0]));
+}
+
+/* float_atan in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_atan_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan",
+        .run = cmp_float_atan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3465792912u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan, (int)(sizeof dcases_float_atan / sizeof dcases_float_atan[0]));
 }
 
@@ -1624,6 +1678,25 @@ static void test_float_remainder_scalar_bf16_vs_cpu(void **state)
         .seed = 1896631142u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder_scalar, (int)(sizeof dcases_float_remainder_scalar / sizeof dcases_float_remainder_scalar[0]));
+}
+
+/* float_remainder_scalar in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_remainder_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder_scalar",
+        .run = cmp_float_remainder_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1896631142u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder_scalar, (int)(sizeof dcases_float_remainder_scalar / sizeof dcases_float_remainder_scalar[0]));
 }
 
@@ -6710,7 +6783,7 @@ static const tdt_case dcases_float_into_int[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_into_int in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_into_int in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_into_int_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6728,7 +6801,7 @@ static void test_float_into_int_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_into_int, (int)(sizeof dcases_float_into_int / sizeof dcases_float_into_int[0]));
 }
 
-/* float_into_int in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_into_int in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_into_int_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7868,7 +7941,7 @@ static const tdt_case dcases_float_matmul_nt[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 1, 7, 64 } }, { 3, { 3, 7, 64 } } } },
 };
 
-/* float_matmul_nt in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_matmul_nt in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_matmul_nt_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7886,7 +7959,7 @@ static void test_float_matmul_nt_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_matmul_nt, (int)(sizeof dcases_float_matmul_nt / sizeof dcases_float_matmul_nt[0]));
 }
 
-/* float_matmul_nt in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_matmul_nt in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_matmul_nt_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7901,6 +7974,24 @@ static void test_float_matmul_nt_bf16_vs_cpu(void **state)
         .seed = 2349760733u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_matmul_nt, (int)(sizeof dcases_float_matmul_nt / sizeof dcases_float_matmul_nt[0]));
+}
+
+/* float_matmul_nt in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_matmul_nt_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_matmul_nt",
+        .run = cmp_float_matmul_nt,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2349760733u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_matmul_nt, (int)(sizeof dcases_float_matmul_nt / sizeof dcases_float_matmul_nt[0]));
 }
 
@@ -8015,6 +8106,24 @@ static void test_float_atan2_bf16_vs_cpu(void **state)
         .seed = 3568088582u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan2, (int)(sizeof dcases_float_atan2 / sizeof dcases_float_atan2[0]));
+}
+
+/* float_atan2 in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_atan2_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan2",
+        .run = cmp_float_atan2,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3568088582u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan2, (int)(sizeof dcases_float_atan2 / sizeof dcases_float_atan2[0]));
 }
 
@@ -8159,6 +8268,24 @@ static void test_float_remainder_bf16_vs_cpu(void **state)
         .seed = 1392116533u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder, (int)(sizeof dcases_float_remainder / sizeof dcases_float_remainder[0]));
+}
+
+/* float_remainder in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_remainder_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder",
+        .run = cmp_float_remainder,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1392116533u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder, (int)(sizeof dcases_float_remainder / sizeof dcases_float_remainder[0]));
 }
 
@@ -10582,7 +10709,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 458 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 165, bf16 165, f64 122, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 465 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 165, bf16 165, f64 129, i64 2, i8 2, u8 2); 37 claimed cells not generated: 31 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -10622,10 +10749,13 @@ int main(void)
         TDT_TEST(test_float_silu_f64_vs_cpu),
         TDT_TEST(test_float_acos_f16_vs_cpu),
         TDT_TEST(test_float_acos_bf16_vs_cpu),
+        TDT_TEST(test_float_acos_f64_vs_cpu),
         TDT_TEST(test_float_asin_f16_vs_cpu),
         TDT_TEST(test_float_asin_bf16_vs_cpu),
+        TDT_TEST(test_float_asin_f64_vs_cpu),
         TDT_TEST(test_float_atan_f16_vs_cpu),
         TDT_TEST(test_float_atan_bf16_vs_cpu),
+        TDT_TEST(test_float_atan_f64_vs_cpu),
         TDT_TEST(test_float_cosh_f16_vs_cpu),
         TDT_TEST(test_float_cosh_bf16_vs_cpu),
         TDT_TEST(test_float_cosh_f64_vs_cpu),
@@ -10668,6 +10798,7 @@ int main(void)
         TDT_TEST(test_float_powi_scalar_f64_vs_cpu),
         TDT_TEST(test_float_remainder_scalar_f16_vs_cpu),
         TDT_TEST(test_float_remainder_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_remainder_scalar_f64_vs_cpu),
         TDT_TEST(test_float_sub_scalar_f16_vs_cpu),
         TDT_TEST(test_float_sub_scalar_bf16_vs_cpu),
         TDT_TEST(test_float_sub_scalar_f64_vs_cpu),
@@ -10942,17 +11073,20 @@ int main(void)
         TDT_TEST(test_float_matmul_f64_vs_cpu),
         TDT_TEST(test_float_matmul_nt_f16_vs_cpu),
         TDT_TEST(test_float_matmul_nt_bf16_vs_cpu),
+        TDT_TEST(test_float_matmul_nt_f64_vs_cpu),
         TDT_TEST(test_float_matmul_tn_f16_vs_cpu),
         TDT_TEST(test_float_matmul_tn_bf16_vs_cpu),
         TDT_TEST(test_float_matmul_tn_f64_vs_cpu),
         TDT_TEST(test_float_atan2_f16_vs_cpu),
         TDT_TEST(test_float_atan2_bf16_vs_cpu),
+        TDT_TEST(test_float_atan2_f64_vs_cpu),
         TDT_TEST(test_float_hypot_f16_vs_cpu),
         TDT_TEST(test_float_hypot_bf16_vs_cpu),
         TDT_TEST(test_float_powi_f16_vs_cpu),
         TDT_TEST(test_float_powi_bf16_vs_cpu),
         TDT_TEST(test_float_remainder_f16_vs_cpu),
         TDT_TEST(test_float_remainder_bf16_vs_cpu),
+        TDT_TEST(test_float_remainder_f64_vs_cpu),
         TDT_TEST(test_float_not_equal_f16_vs_cpu),
         TDT_TEST(test_float_not_equal_bf16_vs_cpu),
         TDT_TEST(test_float_not_equal_f64_vs_cpu),

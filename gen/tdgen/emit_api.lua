@@ -129,6 +129,9 @@ local function op_section(b, model, op)
       zeros = "zeros of the dtype", ones = "ones of the dtype",
       full = "`value` is rounded once to the dtype (section 7)",
       convert = "the conversion rules of docs/dtypes.md section 7 (round to nearest even, saturate, wrap)",
+      random = "f32 is the op itself (`p0`, `p1` rounded to f32), f16 / bf16 its values rounded once, f64 "
+        .. "the same counter-based stream with 53-bit uniforms (the f32 one's 24 bits followed by 29 more; "
+        .. "Box-Muller in double for normal), made on the host",
     }
     b:put("")
     b:put("#### %s_dtype", op.name)

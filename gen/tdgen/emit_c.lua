@@ -270,6 +270,14 @@ local function emit_twin(b, op)
       local dst
       for _, a in ipairs(op.args) do if a.t.host_out then dst = a.name end end
       b:put("    return td_twin_into_data(td_opname, %s, %s, dtype, %s, %s_len);", CLS, a1, dst, dst)
+    elseif tw.kind == "random" then
+      -- the f32 stream (the op itself) for f32, rounded once for f16 / bf16; f64 from the same
+      -- counter-based hash with 53-bit uniforms (runtime/core/td_cast.c: td_twin_random)
+      local names = {}
+      for _, a in ipairs(op.args) do
+        if a.type == "shape" then names[#names + 1] = a.name .. ", " .. a.name .. "_len" else names[#names + 1] = a.name end
+      end
+      b:put("    return td_twin_random(td_opname, %s, dtype, %s, out);", a1, table.concat(names, ", ", 2))
     elseif tw.kind == "from_data" then
       local data, shape
       for _, a in ipairs(op.args) do

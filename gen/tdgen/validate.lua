@@ -507,7 +507,8 @@ function M.validate(entries, opts)
       end
       if ok and f.dtype_twin ~= nil then
         -- A `_dtype` twin (docs/dtypes.md section 5): what it takes decides its kind.
-        local kinds = { from_data = true, into_data = true, zeros = true, ones = true, full = true, convert = true }
+        local kinds = { from_data = true, into_data = true, zeros = true, ones = true, full = true, convert = true,
+          random = true }
         local tw = f.dtype_twin
         local cls = op.returns ~= "host" and op.returns or nil
         local host_in, host_out, scalars, tensors = nil, nil, {}, {}
@@ -519,7 +520,7 @@ function M.validate(entries, opts)
         end
         local problem
         if not kinds[tw] then
-          problem = "unknown kind '" .. show(tw) .. "'; kinds: convert, from_data, full, into_data, ones, zeros"
+          problem = "unknown kind '" .. show(tw) .. "'; kinds: convert, from_data, full, into_data, ones, random, zeros"
         elseif tw == "into_data" then
           if not (host_out and #tensors == 1 and op.args[1].t.tensor) then problem = "an into_data twin's op reads one tensor into host data" end
           cls = op.args[1] and op.args[1].t.tensor
@@ -529,6 +530,12 @@ function M.validate(entries, opts)
           end
         elseif f.family ~= "creation" then
           problem = "a " .. tw .. " twin's op is a creation op"
+        elseif tw == "random" then
+          local n = { distribution = 0, f32 = 0, u64 = 0 }
+          for _, a in ipairs(op.args) do if n[a.type] then n[a.type] = n[a.type] + 1 end end
+          if not (n.distribution == 1 and n.f32 == 2 and n.u64 == 1 and op.returns == "float") then
+            problem = "a random twin's op takes a distribution, two f32 parameters and a u64 seed, and returns a float tensor"
+          end
         elseif tw == "from_data" and not host_in then
           problem = "a from_data twin's op takes host data"
         elseif tw == "full" and #scalars ~= 1 then

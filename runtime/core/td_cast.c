@@ -20,6 +20,7 @@
 
 #include "td_half.h"
 #include "td_internal.h"
+#include "td_ops.h" /* td_float_random: the f32 stream of td_twin_random */
 
 /* ---- the traits table ---- */
 
@@ -503,6 +504,77 @@ td_status td_twin_fill(const char *op, td_device *device, td_dtype dtype, const 
         memcpy(buf + i * esz, one, esz);
     const td_status st = td_dtype_make(op, device, dtype, &s, buf, out);
     td_free(buf);
+    return st;
+}
+
+/* splitmix64's finalizer: the counter-based hash of float_random (the backends' f32 kernels use
+ * the same one, so that f64 draws the same stream to 53 bits). */
+static uint64_t random_mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+td_status td_twin_random(const char *op, td_device *device, td_dtype dtype, const int64_t *shape, int shape_len,
+                         td_distribution dist, double p0, double p1, uint64_t seed, td_tensor **out)
+{
+    *out = NULL;
+    if (dtype != TD_F64) {
+        /* f32: the op itself (its checks, its kernel); f16 / bf16: those values rounded once. The
+         * twin exists only where the op does (a selective build, TD_OPS, may leave both out). */
+        td_tensor *t = NULL;
+#ifdef TD_HAVE_OP_FLOAT_RANDOM
+        TD_TRY(td_float_random(device, shape, shape_len, dist, (float)p0, (float)p1, seed, &t));
+#else
+        return td_error(TD_E_UNSUPPORTED, "%s: this build leaves out float_random (TD_OPS)", op);
+#endif
+        if (dtype == TD_F32) {
+            *out = t;
+            return TD_OK;
+        }
+        const td_status st = td_float_cast(t, dtype, out);
+        td_tensor_release(t);
+        return st;
+    }
+    if (device == NULL)
+        return td_err_null(op, "device");
+    if (dist != TD_UNIFORM && dist != TD_NORMAL)
+        return td_error(TD_E_INVALID, "%s: dist is %d, not TD_UNIFORM or TD_NORMAL", op, (int)dist);
+    if (!isfinite(p0) || !isfinite(p1))
+        return td_error(TD_E_INVALID, "%s: the parameters must be finite (got %g and %g)", op, p0, p1);
+    if (dist == TD_UNIFORM && !(p0 <= p1 && isfinite(p1 - p0)))
+        return td_error(TD_E_INVALID, "%s: uniform needs low <= high and a finite range (got [%g, %g))", op, p0, p1);
+    if (dist == TD_NORMAL && p1 < 0)
+        return td_error(TD_E_INVALID, "%s: normal needs a standard deviation >= 0 (got %g)", op, p1);
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "%s: shape_len is %d; a length cannot be negative", op, shape_len);
+    if (shape == NULL && shape_len > 0)
+        return td_err_null(op, "shape");
+    td_shape s;
+    TD_TRY(td_shape_from(op, shape, shape_len, &s));
+    const size_t n = (size_t)s.numel;
+    double *v = td_malloc(n ? n * sizeof *v : 1);
+    if (v == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory for %zu elements", op, n);
+    /* element i from the hashes of 2 i (and 2 i + 1 for normal) as the f32 kernels, keeping the
+     * top 53 bits where they keep 24: uniform p0 + (p1 - p0) u, u in [0, 1), below p1; normal
+     * p0 + p1 z by Box-Muller, u1 in (0, 1] */
+    const double below = p1 > p0 ? nextafter(p1, p0) : p0;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t h0 = random_mix(seed ^ random_mix(2u * (uint64_t)i));
+        if (dist == TD_NORMAL) {
+            const uint64_t h1 = random_mix(seed ^ random_mix(2u * (uint64_t)i + 1u));
+            const double u1 = (double)((h0 >> 11) + 1u) * 0x1p-53, u2 = (double)(h1 >> 11) * 0x1p-53;
+            v[i] = p0 + p1 * (sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u2));
+        } else {
+            const double x = p0 + (p1 - p0) * ((double)(h0 >> 11) * 0x1p-53);
+            v[i] = (p1 > p0 && x >= p1) ? below : x;
+        }
+    }
+    const td_status st = td_dtype_make(op, device, TD_F64, &s, v, out);
+    td_free(v);
     return st;
 }
 

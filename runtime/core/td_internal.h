@@ -251,6 +251,11 @@ td_status td_twin_fill(const char *op, td_device *device, td_dtype dtype, const 
                        double fvalue, int64_t ivalue, td_tensor **out);
 td_status td_twin_into_data(const char *op, td_class cls, const td_tensor *t, td_dtype dtype, void *dst,
                             int64_t dst_len);
+/* float_random_dtype: f32 is td_float_random (p0, p1 rounded to f32), f16 / bf16 its values
+ * rounded once (td_float_cast), f64 the same counter-based stream with 53-bit uniforms, made on
+ * the host (any backend that stores f64). */
+td_status td_twin_random(const char *op, td_device *device, td_dtype dtype, const int64_t *shape, int shape_len,
+                         td_distribution dist, double p0, double p1, uint64_t seed, td_tensor **out);
 /* The mixing check (docs/dtypes.md section 6): two tensors of one class share a dtype. */
 td_status td_check_same_dtype_slow(const char *op, const char *arg0, const td_tensor *t0, const char *arg,
                                    const td_tensor *t);

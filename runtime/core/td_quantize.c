@@ -51,8 +51,8 @@ td_status td_check_same_dtype_or_quantized(const char *op, const char *arg0, con
     if (is_quantized(t0->dtype))
         return not_weights(op, arg0, t0, arg);
     if (is_quantized(t->dtype)) {
-        /* f16 / bf16 activations run via f32 (the backends' generated arms convert them and
-         * round the result back to their dtype) */
+        /* f16 / bf16 activations: natively where the backend's kernel reads them (Vulkan's
+         * qmv.comp), else via f32 (the generated arm converts them and rounds the result back) */
         if (t0->dtype != TD_F32 && t0->dtype != TD_F16 && t0->dtype != TD_BF16)
             return td_error(TD_E_DTYPE,
                             "%s: %s is %s and %s is %s; %s weights take f32, f16 or bf16 activations: "

@@ -62,6 +62,8 @@ list(APPEND td_vk_variants "reduced|reduce.comp|-DTD_F64" "sortd|sort.comp|-DTD_
 list(APPEND td_vk_variants "fmathh|fmath.comp|-DTD_HALF" "fmathh16|fmath.comp|-DTD_HALF,-DTD_S16")
 # index.comp's float adds (scatter_add, select_add) on doubles (shaderFloat64).
 list(APPEND td_vk_variants "indexd|index.comp|-DTD_F64")
+# qmv.comp reading f16 / bf16 activations in both storage forms (float_matmul_nt by q8_0 / q4_0).
+list(APPEND td_vk_variants "qmvh|qmv.comp|-DTD_HALF" "qmvh16|qmv.comp|-DTD_HALF,-DTD_S16")
 foreach(v IN LISTS td_vk_variants)
   string(REPLACE "|" ";" vf "${v}")
   list(GET vf 0 sname)

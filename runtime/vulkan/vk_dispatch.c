@@ -17,7 +17,7 @@ extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_v
     td_vk_spv_convh[], td_vk_spv_convh16[],
     td_vk_spv_convd[], td_vk_spv_poolh[], td_vk_spv_poolh16[], td_vk_spv_poold[], td_vk_spv_scanh[],
     td_vk_spv_scanh16[], td_vk_spv_scand[], td_vk_spv_sorth[], td_vk_spv_sorth16[], td_vk_spv_ewd[], td_vk_spv_reduced[], td_vk_spv_sortd[],
-    td_vk_spv_fmathh[], td_vk_spv_fmathh16[], td_vk_spv_indexd[];
+    td_vk_spv_fmathh[], td_vk_spv_fmathh16[], td_vk_spv_indexd[], td_vk_spv_qmvh[], td_vk_spv_qmvh16[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
@@ -34,7 +34,8 @@ extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_siz
     td_vk_spv_poolh_size, td_vk_spv_poolh16_size, td_vk_spv_poold_size, td_vk_spv_scanh_size,
     td_vk_spv_scanh16_size, td_vk_spv_scand_size, td_vk_spv_sorth_size, td_vk_spv_sorth16_size, td_vk_spv_ewd_size,
     td_vk_spv_reduced_size, td_vk_spv_sortd_size,
-    td_vk_spv_fmathh_size, td_vk_spv_fmathh16_size, td_vk_spv_indexd_size;
+    td_vk_spv_fmathh_size, td_vk_spv_fmathh16_size, td_vk_spv_indexd_size, td_vk_spv_qmvh_size,
+    td_vk_spv_qmvh16_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -80,7 +81,8 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_SORTH16] = td_vk_spv_sorth16, [VK_SH_EWD] = td_vk_spv_ewd,
                                           [VK_SH_REDUCED] = td_vk_spv_reduced, [VK_SH_SORTD] = td_vk_spv_sortd,
                                           [VK_SH_FMATHH] = td_vk_spv_fmathh, [VK_SH_FMATHH16] = td_vk_spv_fmathh16,
-                                          [VK_SH_INDEXD] = td_vk_spv_indexd };
+                                          [VK_SH_INDEXD] = td_vk_spv_indexd,
+                                          [VK_SH_QMVH] = td_vk_spv_qmvh, [VK_SH_QMVH16] = td_vk_spv_qmvh16 };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -138,7 +140,9 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_SORTD] = td_vk_spv_sortd_size,
                                        [VK_SH_FMATHH] = td_vk_spv_fmathh_size,
                                        [VK_SH_FMATHH16] = td_vk_spv_fmathh16_size,
-                                       [VK_SH_INDEXD] = td_vk_spv_indexd_size };
+                                       [VK_SH_INDEXD] = td_vk_spv_indexd_size,
+                                       [VK_SH_QMVH] = td_vk_spv_qmvh_size,
+                                       [VK_SH_QMVH16] = td_vk_spv_qmvh16_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };
@@ -186,7 +190,7 @@ void vk_dispatch_release(vk_dev *d)
     destroy_pipes(d, d->ewvh_pipes, VK_EWVH_PIPES);
     destroy_pipes(d, d->unaryh_pipes, VK_UNARYH_PIPES);
     destroy_pipes(d, d->reduceh_pipes, 4);
-    destroy_pipes(d, d->quant_pipes, 6);
+    destroy_pipes(d, d->quant_pipes, VK_QUANT_PIPES);
     destroy_pipes(d, d->mmx_pipes, VK_MMX_PIPES);
     destroy_pipes(d, d->move_pipes, 4);
     destroy_pipes(d, d->dt_pipes, VK_DT_PIPES);
@@ -497,8 +501,8 @@ td_status vk_need_f64(vk_dev *d, const char *op)
 td_status vk_dispatch_ewd(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
                           vk_buf *const bufs[4], int64_t n)
 {
-    if (!((code <= VK_B_FLE) || (code >= 32u && code < 32u + VK_UNARYH_OPS) || code == 32u + VK_U_F2I ||
-          (code >= 48u && code <= 56u)))
+    if (!((code <= VK_B_FLE) || code == VK_EWD_REM || code == VK_EWD_ATAN2 ||
+          (code >= 32u && code < 32u + VK_UNARYH_OPS) || code == 32u + VK_U_F2I || (code >= 48u && code <= 60u)))
         return td_error(TD_E_INVALID, "%s: vulkan: no f64 elementwise op %u", op, code);
     TD_TRY(vk_need_f64(d, op));
     return dispatch_spec(d, op, VK_SH_EWD, &d->ewd_pipes[code], &code, 1, params, nparams, bufs, n);

@@ -43,6 +43,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_SORTD,   /* sort.comp on f64 keys (every pass; shaderFloat64) */
                          VK_SH_FMATHH, VK_SH_FMATHH16, /* fmath.comp on f16 / bf16: packed words, 16-bit storage */
                          VK_SH_INDEXD,  /* index.comp's float adds (scatter_add, select_add) in f64 */
+                         VK_SH_QMVH, VK_SH_QMVH16, /* qmv.comp reading f16 / bf16 activations: packed words, 16-bit storage */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -69,10 +70,15 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
 #define VK_IOPS_OPS 14u           /* iops.comp's op codes (vk_kernels_int.c) */
 #define VK_EWVH_OPS 12u           /* ewv.comp's float ops (VK_B_FADD .. VK_B_FLE) on f16 / bf16 */
 #define VK_EWVH_PIPES (2u * 2u * VK_EWVH_OPS * 4u) /* storage path x dtype x op x broadcast flags */
-#define VK_UNARYH_OPS 15u         /* unary.comp's float -> float ops (VK_U_NEG .. VK_U_MUL_S) */
+#define VK_UNARYH_OPS 16u         /* unary.comp's float -> float ops (VK_U_NEG .. VK_U_MUL_S) and
+                                   * VK_U_F2I (float_into_int) on f16 / bf16 */
 #define VK_UNARYH_PIPES (2u * 2u * VK_UNARYH_OPS) /* storage path x dtype x op */
-#define VK_EWD_PIPES 57u          /* ewd.comp: binary codes 0-11, unary codes 0-15 as 32 + code,
-                                   * fmath's unary ops 48-56 */
+#define VK_EWD_PIPES 61u          /* ewd.comp: binary codes 0-11, unary codes 0-15 as 32 + code,
+                                   * fmath's unary ops 48-60, its binary ops 12-13 (VK_EWD_REM,
+                                   * VK_EWD_ATAN2) */
+#define VK_QUANT_PIPES 22u        /* vk_kernels_quant.c: 6 f32 ones, 16 of f16 / bf16 activations */
+#define VK_EWD_REM 12u            /* ewd.comp's float_remainder (broadcasting as VK_B_*) */
+#define VK_EWD_ATAN2 13u          /* ewd.comp's float_atan2 */
 #define VK_CVT_PIPES 18u          /* cvt.comp: 2 storage paths x 3 source x 3 result dtypes */
 #define VK_MMOUTER_PIPES 8u       /* mmouter / imouter x N % 4 == 0 x accumulate */
 #define VK_MMX_PIPES 96u          /* float matmul on f16 / bf16 / f64: 4 kernels x 4 (mmouter's
@@ -129,7 +135,8 @@ typedef struct vk_dev {
     VkPipeline ewvh_pipes[VK_EWVH_PIPES]; /* ewv.comp's TD_HALF forms specialized (vk_dispatch_ewvh) */
     VkPipeline unaryh_pipes[VK_UNARYH_PIPES]; /* unary.comp's TD_HALF forms (vk_dispatch_unaryh) */
     VkPipeline reduceh_pipes[4]; /* reduce.comp's TD_HALF forms: storage path x dtype */
-    VkPipeline quant_pipes[6]; /* qmv.comp (x 2 lane counts), qdeq.comp by q8_0 / q4_0 (vk_kernels_quant.c) */
+    VkPipeline quant_pipes[VK_QUANT_PIPES]; /* qmv.comp (x 2 lane counts), qdeq.comp by q8_0 / q4_0, then
+                                             * qmv.comp's TD_HALF forms (x storage path x dtype x lanes) */
     VkPipeline mmx_pipes[VK_MMX_PIPES]; /* the matmul shaders' TD_HALF / TD_F64 forms specialized */
     VkPipeline move_pipes[4]; /* copy.comp, index.comp specialized to 2 (packed) or 8 bytes an element */
     VkPipeline dt_pipes[VK_DT_PIPES]; /* conv / pool / scan TD_HALF forms specialized (vk_dispatch_dt) */
@@ -232,10 +239,14 @@ td_status vk_dispatch_move(vk_dev *d, const char *op, vk_shader sh, uint32_t esi
 td_status vk_dispatch_dt(vk_dev *d, const char *op, int shader, td_dtype dt, const uint32_t *params,
                          uint32_t nparams, vk_buf *const bufs[4], int64_t n);
 /* ewd.comp (f64, one invocation per element of n) specialized to code: a VK_B_* float op
- * (VK_B_FADD .. VK_B_FLE) or 32 + a VK_U_* float -> float op. TD_E_UNSUPPORTED, naming the
- * feature, on a device without shaderFloat64. */
+ * (VK_B_FADD .. VK_B_FLE), VK_EWD_REM, VK_EWD_ATAN2, 32 + a VK_U_* float -> float op or one of
+ * fmath's unary codes 48-60. TD_E_UNSUPPORTED, naming the feature, on a device without
+ * shaderFloat64. */
 td_status vk_dispatch_ewd(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
                           vk_buf *const bufs[4], int64_t n);
+/* A binary f64 op of ewd.comp (VK_B_FADD .. VK_B_FLE, VK_EWD_REM, VK_EWD_ATAN2) on a and b of
+ * dtype f64, broadcast to out (vk_kernels_elementwise.c). */
+td_status vk_binary_f64(const char *op, uint32_t code, const td_tensor *a, const td_tensor *b, td_tensor *out);
 /* TD_OK where the device computes in f64 (shaderFloat64), else TD_E_UNSUPPORTED naming op. */
 td_status vk_need_f64(vk_dev *d, const char *op);
 /* vk_dispatch_n for ew.comp specialized to op code (params[1] is then ignored). */

@@ -18,8 +18,11 @@ static td_status unary(const char *op, uint32_t code, const td_tensor *a, float 
             return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
         return vk_dispatch_ewd(d, op, 32u + code, p, 4, bufs, td_be_numel(out));
     }
-    if (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16) /* unary.comp's TD_HALF form (specialized either way) */
+    if (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16) { /* unary.comp's TD_HALF form (specialized either way) */
+        if (code > VK_U_MUL_S && code != VK_U_F2I)
+            return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no %s kernel", op, td_dtype_name(td_be_dtype(a)));
         return vk_dispatch_unaryh(d, op, code, td_be_dtype(a), p, 4, bufs, td_be_numel(out));
+    }
     if (d->ew_kernel == TD_VULKAN_ELEMENTWISE_GENERIC)
         return vk_dispatch_n(d, op, VK_SH_UNARY, p, 4, bufs, td_be_numel(out));
     return vk_dispatch_unary(d, op, code, p, 4, bufs, td_be_numel(out));
@@ -112,7 +115,7 @@ static td_status elementwise(const char *op, uint32_t code, const td_tensor *con
  * broadcast through strides as ew.comp's (one dim of stride 1 where both have out's element order). */
 static td_status elementwise_f64(const char *op, uint32_t code, const td_tensor *const ins[3], td_tensor *out)
 {
-    if (code > VK_B_FLE || td_be_dtype(ins[1]) != TD_F64)
+    if ((code > VK_B_FLE && code != VK_EWD_REM && code != VK_EWD_ATAN2) || td_be_dtype(ins[1]) != TD_F64)
         return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
     uint32_t p[28] = { 0 };
     const td_shape *s = td_be_shape(out);
@@ -134,6 +137,14 @@ static td_status elementwise_f64(const char *op, uint32_t code, const td_tensor 
     }
     vk_buf *bufs[4] = { vk_buf_of(ins[0]), vk_buf_of(ins[1]), NULL, vk_buf_of(out) };
     return vk_dispatch_ewd(vk_of(td_be_device(out)), op, code, p, 28, bufs, s->numel);
+}
+
+td_status vk_binary_f64(const char *op, uint32_t code, const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    if (td_be_numel(out) == 0)
+        return TD_OK;
+    const td_tensor *const ins[3] = { a, b, NULL };
+    return elementwise_f64(op, code, ins, out);
 }
 
 /* A float op (a, b of one dtype, f16 or bf16): ewv.comp's TD_HALF form where the inputs have the

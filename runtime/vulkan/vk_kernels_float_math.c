@@ -2,7 +2,7 @@
  * ops (shaders/fmath.comp): acos, asin, atan, atan2, tan (accurate where the driver's sin / cos
  * need not be), ceil, floor, round, trunc, erf, log1p,
  * is_nan, is_inf, remainder, remainder_scalar; on f16 / bf16 fmath.comp's TD_HALF forms, on f64
- * ewd.comp (mathd.glsl) for the rounding, erf, log1p, tan and the classification. */
+ * ewd.comp (mathd.glsl: every one of them, in double arithmetic). */
 #include "vk_internal.h"
 
 /* Op codes of fmath.comp. */
@@ -17,14 +17,19 @@ static td_status fmath(const char *op, uint32_t code, const td_tensor *a, const 
                        td_tensor *out)
 {
     if (td_be_dtype(a) == TD_F64) {
-        /* ewd.comp's codes 48-56 for the unary ops with a double form (mathd.glsl); the inverse
-         * trigonometry and the remainders have none */
-        static const uint32_t ewd[VK_FMATH_OPS] = { [VK_M_CEIL] = 48u,  [VK_M_FLOOR] = 49u,  [VK_M_ROUND] = 50u,
-                                                    [VK_M_TRUNC] = 51u, [VK_M_ERF] = 52u,    [VK_M_LOG1P] = 53u,
-                                                    [VK_M_IS_NAN] = 54u, [VK_M_IS_INF] = 55u, [VK_M_TAN] = 56u };
+        /* ewd.comp's codes 48-60 for the unary ops (mathd.glsl; remainder_scalar's divisor, an f32
+         * widened exactly, as its s0) and its broadcasting binary codes for atan2, remainder */
+        static const uint32_t ewd[VK_FMATH_OPS] = {
+            [VK_M_CEIL] = 48u,   [VK_M_FLOOR] = 49u,  [VK_M_ROUND] = 50u, [VK_M_TRUNC] = 51u,
+            [VK_M_ERF] = 52u,    [VK_M_LOG1P] = 53u,  [VK_M_IS_NAN] = 54u, [VK_M_IS_INF] = 55u,
+            [VK_M_TAN] = 56u,    [VK_M_ACOS] = 57u,   [VK_M_ASIN] = 58u,  [VK_M_ATAN] = 59u,
+            [VK_M_REM_S] = 60u,  [VK_M_ATAN2] = VK_EWD_ATAN2, [VK_M_REM] = VK_EWD_REM,
+        };
         if (code >= VK_FMATH_OPS || ewd[code] == 0u)
             return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
-        const uint32_t p[4] = { (uint32_t)td_be_numel(out), ewd[code], 0u, 0u };
+        if (b != NULL)
+            return vk_binary_f64(op, ewd[code], a, b, out);
+        const uint32_t p[4] = { (uint32_t)td_be_numel(out), ewd[code], scalar, 0u };
         vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
         return vk_dispatch_ewd(vk_of(td_be_device(out)), op, ewd[code], p, 4, bufs, td_be_numel(out));
     }

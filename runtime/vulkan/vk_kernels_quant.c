@@ -5,8 +5,10 @@
  * and qmv.comp (float_matmul_nt of f32 activations by quantized weights [N, K], dequantized on
  * the fly and accumulated in f32: x is not rounded to q8_0 as the CPU's kernel does, so the
  * result is x @ dequantize(w)^T up to f32 summation). Each is specialized to the block kind
- * (a pipeline each in quant_pipes, made on first use). float_matmul_nt with f32 weights runs
- * as a transposed copy of b and float_matmul. */
+ * (a pipeline each in quant_pipes, made on first use). f16 / bf16 activations: qmv.comp's
+ * TD_HALF forms read them (widened exactly) into an f32 result, rounded once into the 16-bit
+ * one (cvt.comp), as the CPU's via f32. float_matmul_nt with float weights (f32, f16, bf16, f64:
+ * the activations' dtype) runs as a transposed copy of b and float_matmul in that dtype. */
 #include <stdlib.h>
 
 #include "vk_internal.h"
@@ -48,8 +50,9 @@ td_status vk_dequantize(const td_tensor *t, td_tensor *out)
     return vk_dispatch_spec(d, op, VK_SH_QDEQ, &d->quant_pipes[4u + kind], spec, 1, p, 2, bufs, gx, gy, 1);
 }
 
-/* out = a @ b^T for f32 b: b's last two dims swapped into a new tensor, then float_matmul. */
-static td_status matmul_nt_f32(const char *op, const td_tensor *a, const td_tensor *b, td_tensor *out)
+/* out = a @ b^T for float b (f32, f16, bf16 or f64, a's dtype): b's last two dims swapped into
+ * a new tensor of its dtype (copy.comp moves any element size), then float_matmul. */
+static td_status matmul_nt_float(const char *op, const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     const int nd = td_be_ndim(b);
     td_shape ts = *td_be_shape(b);
@@ -71,7 +74,7 @@ static td_status matmul_nt_f32(const char *op, const td_tensor *a, const td_tens
     src_st[nd - 1] = src_st[nd - 2];
     src_st[nd - 2] = t;
     td_tensor *bt = NULL;
-    TD_TRY(td_tensor_new_on(op, td_be_device(b), TD_F32, &ts, &bt));
+    TD_TRY(td_tensor_new_on(op, td_be_device(b), td_be_dtype(b), &ts, &bt));
     td_status st = ts.numel == 0 ? TD_OK : vk_copy_strided(b, bt, op, nd, ts.dims, src_st, 0, dst_st, 0);
     if (st == TD_OK)
         st = td_vulkan_float_matmul(a, bt, out);
@@ -98,14 +101,15 @@ td_status td_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_t
 {
     static const char op[] = "float_matmul_nt";
     if (td_be_dtype(b) != TD_Q8_0 && td_be_dtype(b) != TD_Q4_0)
-        return matmul_nt_f32(op, a, b, out);
+        return matmul_nt_float(op, a, b, out);
     if (td_be_ndim(b) != 2)
         return td_error(TD_E_UNSUPPORTED,
                         "%s: %s weights must be one matrix [n, k]; b has %d dims (no batches of quantized weights)",
                         op, td_dtype_name(td_be_dtype(b)), td_be_ndim(b));
-    if (td_be_dtype(a) != TD_F32) /* the generated arm converts f16 / bf16 activations first */
-        return td_error(TD_E_INTERNAL, "%s: vulkan: %s activations reached the quantized kernel", op,
-                        td_dtype_name(td_be_dtype(a)));
+    const td_dtype adt = td_be_dtype(a);
+    if (adt != TD_F32 && adt != TD_F16 && adt != TD_BF16)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no %s activations by %s weights (f32, f16, bf16)", op,
+                        td_dtype_name(adt), td_dtype_name(td_be_dtype(b)));
     const int64_t k = td_be_dims(b)[1], n = td_be_dims(b)[0];
     const int64_t m = k == 0 ? 0 : td_be_numel(a) / k; /* a's leading dims flattened into rows */
     if (td_be_numel(out) == 0)
@@ -124,25 +128,44 @@ td_status td_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_t
                         "takes (%lld)", op, (long long)(k / 32), td_dtype_name(td_be_dtype(b)),
                         (long long)VK_QMV_MAX_LOOP * 64);
     const uint32_t per_group = 64u / lanes;
-    const uint32_t spec[2] = { kind, lanes };
+    const bool half = adt != TD_F32;
+    const uint32_t spec[3] = { kind, lanes, adt == TD_F16 ? 1u : 2u }; /* DT: half.glsl's DT_F16 / DT_BF16 */
     VkPipeline *slot = &d->quant_pipes[(lanes == 1u ? 2u : 0u) + kind];
-    vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };
+    vk_shader sh = VK_SH_QMV;
+    td_tensor *y = out; /* f16 / bf16: the f32 sums first */
+    if (half) {
+        vk_lock(d);
+        const bool s16 = d->use_s16;
+        vk_unlock(d);
+        sh = s16 ? VK_SH_QMVH16 : VK_SH_QMVH;
+        slot = &d->quant_pipes[6u + (((s16 ? 2u : 0u) + (adt == TD_F16 ? 0u : 1u)) * 2u + (lanes == 1u ? 1u : 0u)) * 2u +
+                               kind];
+        y = NULL;
+        TD_TRY(td_tensor_new_on(op, td_be_device(out), TD_F32, td_be_shape(out), &y));
+    }
+    vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(y) };
+    td_status st = TD_OK;
     /* column groups over x and y of the grid (offset by p[4] where the device's limits cut
      * them), groups of VK_QMV_ROWS rows over z (offset by p[3]) */
     const int64_t col_groups = (n + per_group - 1) / per_group;
     const int64_t col_per = (int64_t)d->max_groups[0] * d->max_groups[1];
     const int64_t rgroups = (m + VK_QMV_ROWS - 1) / VK_QMV_ROWS;
-    for (int64_t c0 = 0; c0 < col_groups; c0 += col_per) {
+    for (int64_t c0 = 0; c0 < col_groups && st == TD_OK; c0 += col_per) {
         const int64_t cols = col_groups - c0 < col_per ? col_groups - c0 : col_per;
         const uint32_t gx = cols < d->max_groups[0] ? (uint32_t)cols : d->max_groups[0];
         const uint32_t gy = (uint32_t)((cols + gx - 1) / gx);
-        for (int64_t g0 = 0; g0 < rgroups; g0 += d->max_groups[2]) {
+        for (int64_t g0 = 0; g0 < rgroups && st == TD_OK; g0 += d->max_groups[2]) {
             const int64_t gl = rgroups - g0;
             const uint32_t gz = gl < d->max_groups[2] ? (uint32_t)gl : d->max_groups[2];
             const uint32_t p[5] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)(g0 * VK_QMV_ROWS),
                                     (uint32_t)(c0 * per_group) };
-            TD_TRY(vk_dispatch_spec(d, op, VK_SH_QMV, slot, spec, 2, p, 5, bufs, gx, gy, gz));
+            st = vk_dispatch_spec(d, op, sh, slot, spec, half ? 3u : 2u, p, 5, bufs, gx, gy, gz);
         }
     }
-    return TD_OK;
+    if (half) {
+        if (st == TD_OK)
+            st = td_vulkan_convert(y, out);
+        td_tensor_release(y);
+    }
+    return st;
 }

@@ -35,9 +35,6 @@ backend {
     float_mean_dim = { "f32", "f16", "bf16", "f64" }, float_max_dim = { "f32", "f16", "bf16", "f64" },
     float_min_dim = { "f32", "f16", "bf16", "f64" }, float_argmax = { "f32", "f16", "bf16", "f64" },
     float_argmin = { "f32", "f16", "bf16", "f64" },
-    -- f32 activations by q8_0 / q4_0 weights [n, k] (shaders/qmv.comp, vk_kernels_quant.c); f16 /
-    -- bf16 activations run via f32
-    float_matmul_nt = { "f32", "q8_0", "q4_0" },
     -- the matmul shaders' TD_HALF forms (widened loads, f32 sums, one rounding) and TD_F64
     -- builds; f64 only where the device has shaderFloat64, which a spec cannot say per device:
     -- elsewhere the kernel returns TD_E_UNSUPPORTED naming the feature (runtime/vulkan/README.md)
@@ -55,22 +52,36 @@ backend {
     float_select = { "f32", "f16", "bf16", "f64" }, float_scatter_assign = { "f32", "f16", "bf16", "f64" },
     float_mask_fill = { "f32", "f16", "bf16", "f64" }, float_mask_where = { "f32", "f16", "bf16", "f64" },
     float_into_data = { "f32", "f16", "bf16", "f64" },
-    -- ewd.comp's cast of doubles (saturating, NaN to 0, truncated as the f32 cast)
-    float_into_int = { "f32", "f64" },
     -- index.comp's TD_F64 form: the float adds on doubles (f16 / bf16 stay via f32: their
     -- destination would round after every add, the CPU adds in f32 and rounds once)
     float_scatter_add = { "f32", "f64" }, float_select_add = { "f32", "f64" },
     -- fmath.comp's TD_HALF form: f16 / bf16 widened exactly, computed in f32, rounded once; f64:
-    -- ewd.comp (mathd.glsl) for the rounding, erf, log1p, tan and the classification (the
-    -- inverse trigonometry and the remainders have no double form)
-    float_acos = { "f32", "f16", "bf16" }, float_asin = { "f32", "f16", "bf16" },
-    float_atan = { "f32", "f16", "bf16" }, float_atan2 = { "f32", "f16", "bf16" },
+    -- ewd.comp (mathd.glsl) for the rounding, erf, log1p, tan and the classification
     float_ceil = { "f32", "f16", "bf16", "f64" }, float_floor = { "f32", "f16", "bf16", "f64" },
     float_round = { "f32", "f16", "bf16", "f64" }, float_trunc = { "f32", "f16", "bf16", "f64" },
     float_erf = { "f32", "f16", "bf16", "f64" }, float_log1p = { "f32", "f16", "bf16", "f64" },
     float_is_nan = { "f32", "f16", "bf16", "f64" }, float_is_inf = { "f32", "f16", "bf16", "f64" },
-    float_remainder = { "f32", "f16", "bf16" }, float_remainder_scalar = { "f32", "f16", "bf16" },
     float_tan = { "f32", "f16", "bf16", "f64" },
+    -- vkgap (issue 21): f64 inverse trigonometry and remainders on ewd.comp (mathd.glsl:
+    -- acos / asin / atan / atan2 through one table-reduced atan series in double, fmod exact by
+    -- Sterbenz subtractions); f16 / bf16 on fmath.comp's TD_HALF form as above
+    float_acos = { "f32", "f16", "bf16", "f64" }, float_asin = { "f32", "f16", "bf16", "f64" },
+    float_atan = { "f32", "f16", "bf16", "f64" }, float_atan2 = { "f32", "f16", "bf16", "f64" },
+    float_remainder = { "f32", "f16", "bf16", "f64" }, float_remainder_scalar = { "f32", "f16", "bf16", "f64" },
+    -- vkgap (issue 21): the cast to int32 (saturating, NaN to 0, truncated) of doubles on ewd.comp and
+    -- of f16 / bf16 on unary.comp's TD_HALF form (the values widened exactly: the f32 cast's result)
+    float_into_int = { "f32", "f16", "bf16", "f64" },
+    -- vkgap (issue 21): float_matmul_nt by float weights of the activations' dtype as a transposed
+    -- copy (copy.comp, any element size) and float_matmul in that dtype (f16 / bf16: f32 sums, one
+    -- rounding; f64 where the device has shaderFloat64); f32, f16 and bf16 activations by q8_0 /
+    -- q4_0 weights [n, k] on qmv.comp (its TD_HALF forms widen 16-bit activations as they load them,
+    -- f32 sums rounded once into the result); f64 activations by quantized weights: TD_E_UNSUPPORTED
+    float_matmul_nt = { "f32", "f16", "bf16", "f64", "q8_0", "q4_0" },
+    -- vkgap (issue 21): the f64 cells left `-` in SUPPORT.md lack no Vulkan kernel: the
+    -- collectives (none on Vulkan) and composites whose decompositions make float tensors in the default dtype
+    -- that meet the f64 input (TD_E_DTYPE; the generator's mixes_default_float rule:
+    -- docs/dtypes.md "Not built yet"). f16 / bf16 scatter_add / select_add stay via f32 on purpose
+    -- (above).
     -- conv.comp, pool.comp and scan.comp in the operands' dtype (shaders/xload.glsl,
     -- vk_dispatch_dt): f16 / bf16 widened exactly, computed in f32, rounded once; f64 in double
     -- where the device has shaderFloat64 (TD_E_UNSUPPORTED naming the feature elsewhere)

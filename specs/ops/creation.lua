@@ -221,6 +221,9 @@ op {
   doc = "Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend. p0 and p1 must be finite, with p0 <= p1 (and p1 - p0 finite) for uniform and p1 >= 0 for normal, else TD_E_INVALID.",
   args = { "device device", "shape shape", "distribution dist", "f32 p0", "f32 p1", "u64 seed" },
   returns = "float",
+  -- td_float_random_dtype: f32 the op itself, f16 / bf16 its values rounded once, f64 53-bit
+  -- uniforms of the same hash (docs/dtypes.md section 5)
+  dtype_twin = "random",
   shape = "random(shape, dist, p0, p1)",
   semantics = "counter-based generator (splitmix64 of seed and element index), so results do not depend on threading",
 }

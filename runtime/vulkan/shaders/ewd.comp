@@ -3,7 +3,8 @@
 // unary.comp's float -> float ops (codes 0-14, as 32 + code) and its float -> int32 cast (15, as
 // 47: NaN 0, saturated, else truncated toward zero) and fmath.comp's unary ops (48 ceil, 49
 // floor, 50 round half to even, 51 trunc, 52 erf, 53 log1p, 54 is_nan, 55 is_inf (bool words),
-// 56 tan), one element per invocation,
+// 56 tan, 57 acos, 58 asin, 59 atan, 60 remainder by the scalar s0) and its binary ops (12
+// remainder, 13 atan2, broadcasting as 0-11), one element per invocation,
 // computed in double (mathd.glsl). Doubles are read and written as pairs of 32-bit words
 // (low word first), so the buffers stay uint arrays as in every other shader; a comparison
 // writes a bool as one word.
@@ -71,7 +72,11 @@ void main()
         case 53u: st(i, log1p_d(x)); break;
         case 54u: o[i] = isnan(x) ? 1u : 0u; break;
         case 55u: o[i] = isinf(x) ? 1u : 0u; break;
-        default: st(i, tan_d(x)); break; // 56
+        case 56u: st(i, tan_d(x)); break;
+        case 57u: st(i, acos_d(x)); break;
+        case 58u: st(i, asin_d(x)); break;
+        case 59u: st(i, atan_d(x)); break;
+        default: st(i, rem_d(x, s0)); break; // 60
         }
         return;
     }
@@ -104,6 +109,8 @@ void main()
     case 8u: o[i] = x > y ? 1u : 0u; break;
     case 9u: o[i] = x >= y ? 1u : 0u; break;
     case 10u: o[i] = x < y ? 1u : 0u; break;
-    default: o[i] = x <= y ? 1u : 0u; break; // 11
+    case 11u: o[i] = x <= y ? 1u : 0u; break;
+    case 12u: st(i, rem_d(x, y)); break;
+    default: st(i, atan2_d(x, y)); break; // 13
     }
 }

@@ -518,4 +518,202 @@ double log1p_d(double x)
     return log_d(u) * (x / d);
 }
 
+// atan of a in [0, 1] as hi + lo (|lo| well below hi's last bits, or hi = 0): atan a, or with
+// cot, pi/2 - atan a = atan(1/a). Below 0.1875 the Taylor series a - a^3/3 + a^5/5 - ... itself (to
+// a^33: the first term left out is below 2^-76 of the sum); above, a = c + d with c = k/8
+// (k = 2 .. 8, the nearest), atan a = atan c + atan t, t = (a - c) / (1 + a c), |t| <= 1/16, by
+// the same series (to t^19: 2^-72), atan c (and pi/2 - atan c) as two doubles (hi the nearest,
+// lo the nearest to the rest: computed with 300-bit arithmetic). a - c is exact (Sterbenz:
+// c/2 <= a <= 2c), 1 + a c and the division round once each, so t is within 2^-52 relative and
+// |t| 2^-52 <= 2^-56 <= half a unit of atan a >= 0.18: with the series' and the final sum's
+// roundings about 1 ULP in all.
+const double ATAN_C_HI[9] = double[9](0.0LF, 0.12435499454676144LF, 0.24497866312686414LF,
+    0.35877067027057225LF, 0.4636476090008061LF, 0.5585993153435624LF, 0.6435011087932844LF,
+    0.7188299996216245LF, 0.7853981633974483LF);
+const double ATAN_C_LO[9] = double[9](0.0LF, -3.1253241424539383e-18LF, 1.0698755618734451e-17LF,
+    -2.4623815582638635e-17LF, 2.2698777452961687e-17LF, -5.4556305485916264e-18LF,
+    1.5834785051444286e-17LF, -2.1478388444456983e-17LF, 3.061616997868383e-17LF);
+const double ACOT_C_HI[9] = double[9](1.5707963267948966LF, 1.446441332248135LF, 1.3258176636680326LF,
+    1.2120256565243244LF, 1.1071487177940904LF, 1.0121970114513341LF, 0.9272952180016122LF,
+    0.8519663271732721LF, 0.7853981633974483LF);
+const double ACOT_C_LO[9] = double[9](6.123233995736766e-17LF, 9.211323971545052e-17LF,
+    -8.824429373951136e-17LF, 3.034500430874847e-17LF, 9.40447137356638e-17LF, 6.668797050595929e-17LF,
+    4.5397554905923374e-17LF, -2.831157406069101e-17LF, 3.061616997868383e-17LF);
+const double PI_HI = 3.141592653589793LF;
+const double PI_LO = 1.2246467991473532e-16LF;
+
+// atan t - t = t^3 (-1/3 + t^2/5 - t^4/7 + ...), the terms to t^(2 nt + 1).
+double atan_tail(double t, int nt)
+{
+    double s = t * t;
+    double q = 0.0LF;
+    for (int n = nt; n >= 1; n--)
+        q = q * s + ((n & 1) != 0 ? -1.0LF : 1.0LF) / double(2 * n + 1);
+    return t * s * q;
+}
+
+void atan_unit(double a, bool cot, out double hi, out double lo)
+{
+    int k = int(roundEven(a * 8.0LF));
+    precise double p;
+    if (k <= 1) {
+        k = 0;
+        p = a + atan_tail(a, 16);
+    } else {
+        double c = double(k) * 0.125LF;
+        precise double num = a - c;
+        precise double den = 1.0LF + a * c;
+        double t = num / den;
+        p = t + atan_tail(t, 9);
+    }
+    hi = cot ? ACOT_C_HI[k] : ATAN_C_HI[k];
+    precise double l = cot ? ACOT_C_LO[k] - p : ATAN_C_LO[k] + p;
+    lo = l;
+}
+
+// atan x: x itself below 2^-27 (x^3/3 is below half its last bit) and for NaN; |x| <= 1 by
+// atan_unit, above as pi/2 - atan(1/|x|) (1/|x| rounded: at most a quarter unit of the result);
+// signed as x (atan(-0) = -0, atan(+-inf) = +-pi/2).
+double atan_d(double x)
+{
+    double ax = abs(x);
+    if (isnan(x) || ax < 7.450580596923828e-9LF)
+        return x;
+    double hi, lo;
+    if (ax <= 1.0LF)
+        atan_unit(ax, false, hi, lo);
+    else
+        atan_unit(1.0LF / ax, true, hi, lo);
+    precise double r = hi + lo;
+    return sign_d(x) ? -r : r;
+}
+
+// asin x = atan(|x| / sqrt(1 - x^2)), signed as x; 1 - x^2 as (1 - |x|)(1 + |x|) from 0.5 on
+// (1 - |x| exact there: no cancellation near 1). The ratio is taken the way that is at most 1
+// (sqrt(1 - x^2) / |x| with the pi/2 - form past 1/sqrt 2). NaN and |x| > 1 give NaN.
+double asin_d(double x)
+{
+    double ax = abs(x);
+    if (isnan(x) || ax < 7.450580596923828e-9LF)
+        return x;
+    if (ax > 1.0LF)
+        return nan_d();
+    precise double d = ax >= 0.5LF ? (1.0LF - ax) * (1.0LF + ax) : 1.0LF - ax * ax;
+    double sd = sqrt_d(d), hi, lo;
+    if (ax <= sd)
+        atan_unit(ax / sd, false, hi, lo);
+    else
+        atan_unit(sd / ax, true, hi, lo);
+    precise double r = hi + lo;
+    return sign_d(x) ? -r : r;
+}
+
+// acos x = 2 atan(sqrt((1 - x) / (1 + x))); for x < 0 as 2 (pi/2 - atan(sqrt((1 + x) / (1 - x)))),
+// so the atan's argument is at most 1 (1 - x is exact from 0.5 on, 1 + x down to -0.5: no
+// cancellation at either end). acos 1 = +0, acos -1 = pi; NaN and |x| > 1 give NaN.
+double acos_d(double x)
+{
+    if (isnan(x) || abs(x) > 1.0LF)
+        return nan_d();
+    bool neg = x < 0.0LF;
+    precise double u = 1.0LF - x;
+    precise double v = 1.0LF + x;
+    double s = sqrt_d(neg ? v / u : u / v), hi, lo;
+    atan_unit(s, neg, hi, lo);
+    precise double r = hi + lo;
+    return 2.0LF * r;
+}
+
+// C99 atan2(y, x) with every special case of F.9.1.4; else v = atan(|y| / |x|) (the ratio taken
+// at most 1, as atan_d), pi - v where x is negative (pi in two parts), signed as y.
+double atan2_d(double y, double x)
+{
+    if (isnan(x) || isnan(y))
+        return nan_d();
+    double ay = abs(y), ax = abs(x), r;
+    bool xneg = sign_d(x);
+    if (isinf(ay) && isinf(ax)) {
+        r = xneg ? 2.356194490192345LF : 0.7853981633974483LF;
+    } else if (ay == 0.0LF) {
+        r = xneg ? PI_HI : 0.0LF;
+    } else if (ax == 0.0LF || isinf(ay)) {
+        r = PIO2_1;
+    } else if (isinf(ax)) {
+        r = xneg ? PI_HI : 0.0LF;
+    } else {
+        double hi, lo;
+        if (ay <= ax) {
+            double q = ay / ax;
+            if (q < 7.450580596923828e-9LF) { // atan q = q to the last bit (q may be subnormal)
+                hi = 0.0LF;
+                lo = q;
+            } else {
+                atan_unit(q, false, hi, lo);
+            }
+        } else {
+            atan_unit(ax / ay, true, hi, lo);
+        }
+        precise double rp = (PI_HI - hi) + (PI_LO - lo);
+        precise double rq = hi + lo;
+        r = xneg ? rp : rq;
+    }
+    return sign_d(y) ? -r : r;
+}
+
+// The exponent of a finite x > 0 (floor(log2 x)), from its bits (subnormals too).
+int ilogb_d(double x)
+{
+    uvec2 w = unpackDouble2x32(x);
+    int e = int((w.y >> 20) & 0x7ffu);
+    if (e != 0)
+        return e - 1023;
+    uint h = w.y & 0xfffffu;
+    return h != 0u ? findMSB(h) + 32 - 1074 : findMSB(w.x) - 1074;
+}
+
+// x 2^k for x > 0 with x 2^k finite, k >= 0: exact (steps of 2^1000, then the rest).
+double scale_up_d(double x, int k)
+{
+    for (; k > 1000; k -= 1000) {
+        precise double y = x * pow2_d(1000);
+        x = y;
+    }
+    precise double r = x * pow2_d(k);
+    return r;
+}
+
+// C's fmod, exactly: |x| reduced by |y| 2^k, the largest such multiple not above it (Sterbenz:
+// t <= |x| < 2t, so |x| - t is exact), until below |y|; signed as x. NaN for NaN, infinite x or
+// zero y; x for infinite y.
+double fmod_d(double x, double y)
+{
+    double ax = abs(x), ay = abs(y);
+    if (isnan(x) || isnan(y) || isinf(ax) || ay == 0.0LF)
+        return nan_d();
+    if (isinf(ay) || ax < ay)
+        return x;
+    int ey = ilogb_d(ay);
+    while (ax >= ay) {
+        int k = ilogb_d(ax) - ey;
+        double t = scale_up_d(ay, k);
+        if (t > ax)
+            t = scale_up_d(ay, k - 1);
+        precise double d = ax - t;
+        ax = d;
+    }
+    return sign_d(x) ? -ax : ax;
+}
+
+// torch.remainder: fmod, plus y where it is nonzero and its sign differs from y's (the result
+// takes the divisor's sign).
+double rem_d(double x, double y)
+{
+    double m = fmod_d(x, y);
+    if (m != 0.0LF && !isnan(m) && sign_d(y) != sign_d(m)) {
+        precise double r = m + y;
+        m = r;
+    }
+    return m;
+}
+
 #endif

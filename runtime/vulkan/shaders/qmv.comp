@@ -8,11 +8,23 @@
 // memory or barriers) is for software devices, where a barrier is a costly switch of every
 // invocation and the SIMD lanes run across invocations. Parameters: M, N, K, the first row of
 // this dispatch, the first column.
+// Built twice more (backend.cmake) with TD_HALF: x holds f16 / bf16 activations (the constant DT),
+// as uint16_t with TD_S16 (16-bit storage) or packed two to a word, each widened exactly as it is
+// loaded; the sums and y stay f32 (the host rounds y once into the 16-bit result, cvt.comp).
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#ifdef TD_S16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
+#if defined(TD_HALF) && defined(TD_S16)
+layout(std430, binding = 1) readonly buffer X { uint16_t xh[]; };
+#elif defined(TD_HALF)
+layout(std430, binding = 1) readonly buffer X { uint xw[]; };
+#else
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; }; // K % 32 == 0: rows are whole vec4s
+#endif
 layout(std430, binding = 2) readonly buffer W { uint w[]; };
 layout(std430, binding = 4) writeonly buffer Y { float y[]; };
 layout(constant_id = 0) const uint KIND = 0u;
@@ -20,6 +32,27 @@ layout(constant_id = 1) const uint LANES = 64u; // a power of two, 1 .. 64
 
 #include "half.glsl"
 #include "qblock.glsl"
+
+// Elements 4 i .. 4 i + 3 of x (K % 32 == 0: rows are whole groups of four).
+#ifdef TD_HALF
+layout(constant_id = 2) const uint DT = 1u; // half.glsl's DT_F16 or DT_BF16
+float xh1(uint h) { return uintBitsToFloat(to_f32(DT, h)); }
+#ifdef TD_S16
+vec4 xv(uint i)
+{
+    return vec4(xh1(uint(xh[4u * i])), xh1(uint(xh[4u * i + 1u])), xh1(uint(xh[4u * i + 2u])),
+                xh1(uint(xh[4u * i + 3u])));
+}
+#else
+vec4 xv(uint i)
+{
+    uint w0 = xw[2u * i], w1 = xw[2u * i + 1u];
+    return vec4(xh1(w0 & 0xffffu), xh1(w0 >> 16), xh1(w1 & 0xffffu), xh1(w1 >> 16));
+}
+#endif
+#else
+#define xv(i) x[i]
+#endif
 
 #define ROWS 4u
 shared vec4 part[64];
@@ -42,10 +75,10 @@ void main()
             float s = 0.0;
             if (KIND == 0u) {
                 for (uint t = 0u; t < 8u; t++)
-                    s += dot(qb_vals(q[t], false), x[xi + t]);
+                    s += dot(qb_vals(q[t], false), xv(xi + t));
             } else {
                 for (uint t = 0u; t < 4u; t++)
-                    s += dot(qb_vals(q[t], false), x[xi + t]) + dot(qb_vals(q[t], true), x[xi + 4u + t]);
+                    s += dot(qb_vals(q[t], false), xv(xi + t)) + dot(qb_vals(q[t], true), xv(xi + 4u + t));
             }
             acc[r] += d * s;
         }

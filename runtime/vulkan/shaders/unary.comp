@@ -1,7 +1,8 @@
 // Unary elementwise ops, casts and fills on 32-bit words (float, int, or bool as uint).
 // Built twice more (backend.cmake) with TD_HALF: the float -> float ops (0-14) on f16 / bf16,
 // each invocation a pair of elements (one packed word, or two uint16_t with TD_S16), each
-// widened exactly, computed in f32 as below and rounded once to nearest even (half.glsl).
+// widened exactly, computed in f32 as below and rounded once to nearest even (half.glsl); and
+// the cast to int32 (15), of the widened values (exact), writing two int32 words.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #ifdef TD_S16
@@ -12,6 +13,7 @@ layout(std430, binding = 0) readonly buffer P { uint p[]; };
 #if defined(TD_HALF) && defined(TD_S16)
 layout(std430, binding = 1) readonly buffer A { uint16_t a[]; };
 layout(std430, binding = 4) writeonly buffer O { uint16_t o[]; };
+layout(std430, binding = 4) writeonly buffer OW { uint ow[]; }; // the int32 result of op 15
 #else
 layout(std430, binding = 1) readonly buffer A { uint a[]; };
 layout(std430, binding = 4) writeonly buffer O { uint o[]; };
@@ -23,16 +25,24 @@ layout(std430, binding = 4) writeonly buffer O { uint o[]; };
 // software device runs every case of a switch on a runtime value, masked, for every element.
 layout(constant_id = 0) const uint OPC = 0xffffffffu;
 
-// GLSL has no erf: Numerical Recipes' erfc rational approximation (fractional error < 1.2e-7).
-float erf_(float x)
+// GLSL has no erf: Numerical Recipes' erfc rational approximation (fractional error < 1.2e-7)
+// of |x|. gelu takes its CDF from it directly: Phi(x) = erfc(-x / sqrt 2) / 2, so the lower
+// tail keeps that relative accuracy (1 + erf(x / sqrt 2) cancelled there, as the CPU's
+// formula no longer does).
+float erfc_abs(float x)
 {
     float z = abs(x);
     float t = 1.0 / (1.0 + 0.5 * z);
-    float r = t * exp_(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
-              t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
-              t * (-0.82215223 + t * 0.17087277)))))))));
-    float e = 1.0 - r;
-    return x >= 0.0 ? e : -e;
+    return t * exp_(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+           t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
+           t * (-0.82215223 + t * 0.17087277)))))))));
+}
+
+// gelu: x Phi(x), Phi from erfc(|x| / sqrt 2) on the side where it is small (NaN: x * NaN).
+float gelu_(float x)
+{
+    float r = 0.5 * erfc_abs(x * 0.70710678118654752440);
+    return x * (x >= 0.0 ? 1.0 - r : r);
 }
 
 // With e = e^-|x| <= 1: no overflow on either side.
@@ -68,7 +78,7 @@ float fop(uint op, float x, float s0, float s1)
     case 7u: r = tanh_(x); break;
     case 8u: r = sigmoid_(x); break;
     case 9u: r = x < 0.0 ? 0.0 : x; break;
-    case 10u: r = 0.5 * x * (1.0 + erf_(x * 0.70710678118654752440)); break;
+    case 10u: r = gelu_(x); break;
     case 11u: r = pow_(x, s0); break;
     case 12u: { float y = x < s0 ? s0 : x; r = isnan(x) ? x : (y > s1 ? s1 : y); } break;
     case 13u: r = x + s0; break;
@@ -94,6 +104,23 @@ void main()
         return;
     uint op = OPC != 0xffffffffu ? OPC : p[1];
     float s0 = uintBitsToFloat(p[2]), s1 = uintBitsToFloat(p[3]);
+    if (op == 15u) {                  // float_into_int: one int32 word per element
+#ifdef TD_S16
+        uint h0 = uint(a[i]), hn = i + 1u < n ? uint(a[i + 1u]) : 0u;
+#else
+        uint h0 = a[k] & 0xffffu, hn = a[k] >> 16;
+#endif
+#ifdef TD_S16
+        ow[i] = uint(f2i(uintBitsToFloat(to_f32(DT, h0))));
+        if (i + 1u < n)
+            ow[i + 1u] = uint(f2i(uintBitsToFloat(to_f32(DT, hn))));
+#else
+        o[i] = uint(f2i(uintBitsToFloat(to_f32(DT, h0))));
+        if (i + 1u < n)
+            o[i + 1u] = uint(f2i(uintBitsToFloat(to_f32(DT, hn))));
+#endif
+        return;
+    }
 #ifdef TD_S16
     o[i] = uint16_t(h1(op, uint(a[i]), s0, s1));
     if (i + 1u < n)

@@ -263,9 +263,10 @@ static void test_storage_round_trip(void **state)
     }
 }
 
-/* A f16 / bf16 op on the device runs "via f32": converted on the device, then the f32 kernel
- * (float_into_int, whose result is int: nothing to round back); the CPU does the same, so the
- * values are equal. f64 has no via: an op without an f64 kernel is unsupported. */
+/* float_into_int of f16 / bf16 runs natively on the device (unary.comp's TD_HALF form: one
+ * dispatch, no f32 copy; it ran via f32, two dispatches, before): the values widened exactly, so
+ * the result equals the CPU's (which runs it via f32). f64 has no via: f64 activations by q8_0
+ * weights (qmv.comp reads f32, f16 and bf16) are refused, naming the cast. */
 static void test_via_f32_and_f64(void **state)
 {
     (void)state;
@@ -289,10 +290,10 @@ static void test_via_f32_and_f64(void **state)
                 long d0 = 0, d1 = 0;
                 if (j == 0)
                     tdt_check(td_vulkan_stats(vk, NULL, &d0), "stats");
-                tdt_check(td_float_into_int(s2, &r[j]), "into_int"); /* no 16-bit kernel: via f32 */
+                tdt_check(td_float_into_int(s2, &r[j]), "into_int");
                 if (j == 0) {
                     tdt_check(td_vulkan_stats(vk, NULL, &d1), "stats");
-                    assert_int_equal(d1 - d0, 2); /* cast to f32, the cast to int, on the device */
+                    assert_int_equal(d1 - d0, 1); /* the cast to int of the 16-bit values itself */
                 }
                 assert_int_equal(dtype_of(r[j]), TD_I32);
                 td_tensor_release(a);
@@ -320,14 +321,136 @@ static void test_via_f32_and_f64(void **state)
     tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
     free(x);
     free(y);
-    td_tensor *a = NULL, *d = NULL, *s = NULL;
-    tdt_check(td_float_ones(vk, shape, 1, &a), "ones");
+    td_tensor *a = NULL, *d = NULL, *s = NULL, *q = NULL;
+    const int64_t xs[2] = { 1, 32 }, ws[2] = { 1, 32 };
+    unsigned char blk[34] = { 0x00, 0x3c }; /* one q8_0 block: scale 1.0 (f16), 32 zero quants */
+    tdt_check(td_float_ones(vk, xs, 2, &a), "ones");
     tdt_check(td_float_cast(a, TD_F64, &d), "cast to f64");
-    assert_int_equal(td_float_atan(d, &s), TD_E_UNSUPPORTED); /* no f64 atan (test_vulkan_f64.c) */
+    tdt_check(td_float_from_data_dtype(vk, TD_Q8_0, blk, ws, 2, &q), "q8_0 weights");
+    assert_int_equal(td_float_matmul_nt(d, q, &s), TD_E_DTYPE);
     assert_non_null(strstr(td_last_error(), "f64"));
+    assert_non_null(strstr(td_last_error(), "td_float_cast"));
     assert_null(s);
     td_tensor_release(a);
     td_tensor_release(d);
+    td_tensor_release(q);
+}
+
+/* float_into_int of f16 / bf16 special values, natively in both storage forms (an odd count: the
+ * last packed word's upper half is not an element), against values worked out by hand from the
+ * bits: NaN 0, +-inf and out-of-range saturated, the rest truncated toward zero. */
+static void test_into_int_specials(void **state)
+{
+    (void)state;
+    /* f16: NaN, inf, -inf, -3.75, 2.5, 65504, -0, 1 subnormal, -65504 */
+    static const uint16_t h[9] = { 0x7e00, 0x7c00, 0xfc00, 0xc380, 0x4100, 0x7bff, 0x8000, 0x0001, 0xfbff };
+    static const int32_t hw[9] = { 0, INT32_MAX, INT32_MIN, -3, 2, 65504, 0, 0, -65504 };
+    /* bf16: NaN, inf, -inf, -3.75, 1e10 (0x5015 = 9999220736), -2^31 exactly, 2^31, -0.5, 123 */
+    static const uint16_t b[9] = { 0x7fc0, 0x7f80, 0xff80, 0xc070, 0x5015, 0xcf00, 0x4f00, 0xbf00, 0x42f6 };
+    static const int32_t bw[9] = { 0, INT32_MAX, INT32_MIN, -3, INT32_MAX, INT32_MIN, INT32_MAX, 0, 123 };
+    const int64_t shape[1] = { 9 };
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (int k = 0; k < 2; k++) {
+            td_tensor *a = NULL, *r = NULL;
+            tdt_check(td_float_from_data_dtype(vk, k ? TD_BF16 : TD_F16, k ? b : h, shape, 1, &a), "from_data");
+            tdt_check(td_float_into_int(a, &r), "into_int");
+            int32_t g[9];
+            tdt_check(td_int_into_data(r, g, 9), "read");
+            for (int i = 0; i < 9; i++)
+                if (g[i] != (k ? bw : hw)[i])
+                    fail_msg("%s into_int [%d] (storage pass %d): vulkan %d, want %d", k ? "bf16" : "f16", i, pass,
+                             g[i], (k ? bw : hw)[i]);
+            td_tensor_release(a);
+            td_tensor_release(r);
+        }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+}
+
+/* The stream of float_random as documented (specs/ops/creation.lua, docs/dtypes.md section 5),
+ * written here: h(j) = splitmix64's finalizer of seed ^ finalizer(j); element i takes h(2 i)
+ * (and h(2 i + 1) for normal); f64 keeps 53 bits of it where f32 keeps 24. */
+static uint64_t fin(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* td_float_random_dtype on the Vulkan device and the CPU: f64 uniform [-2, 3) and normal (mean
+ * 0.5, std 2) against the stream computed here (uniform exactly; normal within 4 ULP, libm's
+ * log / cos), bit-identical on both devices; each f32 uniform u is the f64 one's truncated to 24
+ * bits (the same stream); f16 / bf16 are the f32 values rounded once (the CPU's cast); an
+ * invalid range is refused in f64 too. 1001 elements, a few dispatches. */
+static void test_random_dtypes(void **state)
+{
+    (void)state;
+    enum { N = 1001 };
+    const int64_t shape[2] = { 7, 143 };
+    const uint64_t seed = 0x1234abcdull;
+    static double g64[2][N];
+    static float g32[N], c32[N];
+    for (int dist = 0; dist < 2; dist++) {
+        const td_distribution di = dist ? TD_NORMAL : TD_UNIFORM;
+        const double p0 = dist ? 0.5 : -2.0, p1 = dist ? 2.0 : 3.0;
+        for (int dv = 0; dv < 2; dv++) {
+            td_tensor *r = NULL;
+            tdt_check(td_float_random_dtype(dv ? cpu : vk, TD_F64, shape, 2, di, p0, p1, seed, &r), "random f64");
+            assert_int_equal(dtype_of(r), TD_F64);
+            tdt_check(td_float_into_data_dtype(r, TD_F64, g64[dv], N), "read");
+            td_tensor_release(r);
+        }
+        assert_memory_equal(g64[0], g64[1], sizeof g64[0]);
+        for (int i = 0; i < N; i++) {
+            const uint64_t h0 = fin(seed ^ fin(2u * (uint64_t)i));
+            double want;
+            if (dist) {
+                const uint64_t h1 = fin(seed ^ fin(2u * (uint64_t)i + 1u));
+                const double u1 = ldexp((double)((h0 >> 11) + 1u), -53), u2 = ldexp((double)(h1 >> 11), -53);
+                want = p0 + p1 * (sqrt(-2.0 * log(u1)) * cos(6.283185307179586477 * u2));
+                if (fabs(g64[0][i] - want) > 4.0 * fabs(nextafter(want, INFINITY) - want) + 1e-300)
+                    fail_msg("normal f64 [%d]: vulkan %.17g, want %.17g", i, g64[0][i], want);
+            } else {
+                want = p0 + (p1 - p0) * ldexp((double)(h0 >> 11), -53);
+                if (g64[0][i] != want)
+                    fail_msg("uniform f64 [%d]: vulkan %.17g, want %.17g", i, g64[0][i], want);
+            }
+        }
+    }
+    /* f32 uniform [0, 1): u = (h >> 40) 2^-24, the f64 u's top 24 bits */
+    td_tensor *r = NULL;
+    tdt_check(td_float_random_dtype(vk, TD_F64, shape, 2, TD_UNIFORM, 0.0, 1.0, seed, &r), "random f64");
+    tdt_check(td_float_into_data_dtype(r, TD_F64, g64[0], N), "read");
+    td_tensor_release(r);
+    tdt_check(td_float_random_dtype(vk, TD_F32, shape, 2, TD_UNIFORM, 0.0, 1.0, seed, &r), "random f32");
+    tdt_check(td_float_into_data(r, g32, N), "read");
+    td_tensor_release(r);
+    for (int i = 0; i < N; i++)
+        if ((double)g32[i] != floor(g64[0][i] * 0x1p24) * 0x1p-24)
+            fail_msg("f32 [%d] = %.9g is not the f64 %.17g cut to 24 bits", i, (double)g32[i], g64[0][i]);
+    /* f16 / bf16: the f32 stream rounded once */
+    td_tensor *c = NULL, *c16 = NULL;
+    tdt_check(td_float_random(cpu, shape, 2, TD_NORMAL, 0.5f, 2.0f, seed, &c), "random f32 cpu");
+    for (int k = 0; k < 2; k++) {
+        const td_dtype dt = k ? TD_BF16 : TD_F16;
+        tdt_check(td_float_cast(c, dt, &c16), "cast");
+        tdt_check(td_float_into_data(c16, c32, N), "read");
+        td_tensor_release(c16);
+        tdt_check(td_float_random_dtype(vk, dt, shape, 2, TD_NORMAL, 0.5, 2.0, seed, &r), "random 16-bit");
+        assert_int_equal(dtype_of(r), dt);
+        tdt_check(td_float_into_data(r, g32, N), "read");
+        td_tensor_release(r);
+        assert_memory_equal(g32, c32, sizeof g32);
+    }
+    td_tensor_release(c);
+    assert_int_equal(td_float_random_dtype(vk, TD_F64, shape, 2, TD_UNIFORM, 3.0, -2.0, seed, &r), TD_E_INVALID);
+    assert_null(r);
+    assert_int_equal(td_float_random_dtype(vk, TD_F64, shape, 2, TD_NORMAL, 0.0, INFINITY, seed, &r), TD_E_INVALID);
+    assert_null(r);
+    assert_int_equal(td_float_random_dtype(vk, TD_Q8_0, shape, 2, TD_NORMAL, 0.0, 1.0, seed, &r), TD_E_UNSUPPORTED);
+    assert_null(r);
 }
 
 /* Inputs of dtype dt with special values among random ones: NaN, infinities, zeros of both signs,
@@ -1179,6 +1302,8 @@ int main(void)
         cmocka_unit_test(test_conversions_packed_words),
         cmocka_unit_test(test_storage_round_trip),
         cmocka_unit_test(test_via_f32_and_f64),
+        cmocka_unit_test(test_into_int_specials),
+        cmocka_unit_test(test_random_dtypes),
         cmocka_unit_test(test_native_elementwise),
         cmocka_unit_test(test_native_unary),
         cmocka_unit_test(test_native_fmath),

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "td_ops.h"
+#include "td_vulkan.h"
 #include "tdt.h"
 
 static td_device *vk, *cpu;
@@ -212,7 +213,14 @@ static void check_product(td_dtype q, td_dtype xdt, int64_t m, int64_t n, int64_
     } else {
         OK(td_float_cast(x32, xdt, &xt));
     }
+    long d0 = 0, d1 = 0;
+    OK(td_vulkan_stats(vk, NULL, &d0));
     OK(td_float_matmul_nt(xt, w, &yt));
+    OK(td_vulkan_stats(vk, NULL, &d1));
+    /* f16 / bf16 activations natively: qmv.comp's TD_HALF form and the rounding of its f32
+     * sums (cvt.comp), no f32 copy of the activations first */
+    if (xdt != TD_F32)
+        assert_int_equal(d1 - d0, 2);
     assert_int_equal(dtype_of(yt), xdt);
     OK(td_float_cast(yt, TD_F32, &y32));
     OK(td_float_into_data(y32, y, m * n));
@@ -266,8 +274,14 @@ static void test_matmul_against_blocks(void **state)
         check_product(qs[qi], TD_F32, 5, 7, 96, 4);    /* rows not a multiple of 4 */
         check_product(qs[qi], TD_F32, 1, 64, 4096, 5); /* a long K: 128 blocks per row */
         check_product(qs[qi], TD_F32, 9, 33, 2080, 6); /* 65 blocks per row (more than a workgroup) */
-        check_product(qs[qi], TD_F16, 3, 5, 64, 7);
-        check_product(qs[qi], TD_BF16, 3, 5, 64, 8);
+        /* 16-bit activations in both storage forms (16-bit storage buffers where the device has
+         * them, packed words) */
+        for (int pk = 0; pk < 2; pk++) {
+            OK(td_vulkan_set_half_storage(vk, pk ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO));
+            check_product(qs[qi], TD_F16, 3, 5, 64, 7);
+            check_product(qs[qi], TD_BF16, 3, 5, 64, 8);
+        }
+        OK(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO));
     }
     assert_int_equal(unsetenv("TD_VULKAN_QMV_LANES"), 0);
 }
