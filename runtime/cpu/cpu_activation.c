@@ -156,7 +156,7 @@ td_status td_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *t
 /* g (Phi(x) + x phi(x)) in double: the f64 kernel (f32 runs cpu_vecmath.c's). */
 static inline double gelu_bwd64(double g, double x)
 {
-    const double cdf = 0.5 * (1.0 + erf(x * 0.70710678118654752440));
+    const double cdf = 0.5 * erfc(-x * 0.70710678118654752440); /* no 1 + erf cancelling */
     const double pdf = exp(-0.5 * (x * x)) * 0.39894228040143267794;
     return g * (cdf + x * pdf);
 }

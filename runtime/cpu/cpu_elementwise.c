@@ -68,7 +68,7 @@ TD_FEW_UNARY_V(float_cos, TD_CPU_VCOS, cos(x))
 TD_FEW_UNARY_V(float_tanh, TD_CPU_VTANH, tanh(x))
 TD_FEW_UNARY_V(float_sigmoid, TD_CPU_VSIGMOID, (T)1 / ((T)1 + exp(-x)))
 TD_FEW_UNARY(float_relu, T, x < (T)0 ? (T)0 : x) /* NaN stays NaN */
-TD_FEW_UNARY_V(float_gelu, TD_CPU_VGELU, (T)0.5 * x * ((T)1 + erf(x * (T)0.70710678118654752440)))
+TD_FEW_UNARY_V(float_gelu, TD_CPU_VGELU, (T)0.5 * x * erfc(-x * (T)0.70710678118654752440)) /* no 1 + erf cancelling */
 /* The same from a double (f64 tensors): exact truncation, then the i32 range. */
 static inline int32_t d2i(double x)
 {

@@ -185,7 +185,7 @@ static void run_avx2(td_cpu_vfn fn, const float *restrict x, float *restrict y, 
     TD_VSWITCH(TD_V8LOOP)
 }
 
-/* gelu's gradient times g: g (Phi(x) + x phi(x)), Phi = (1 + erf(x / sqrt 2)) / 2, phi =
+/* gelu's gradient times g: g (Phi(x) + x phi(x)), Phi the normal CDF (v8_phi), phi =
  * e^(-x^2 / 2) / sqrt(2 pi), in the order of PyTorch's kernel. */
 static inline __m256 v8_gelu_bwd(__m256 g, __m256 x)
 {
