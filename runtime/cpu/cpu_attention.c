@@ -372,6 +372,29 @@ static att_bwd bwd_of(const td_tensor *q, const td_tensor *k, const td_tensor *v
     return b;
 }
 
+/* dS of query rows [i0, i0 + bq) of head h against keys [0, kend), into ds (bq x kend), from
+ * their weights p (the same layout): P * (grad v^T - D) / sqrt(E), D = rowsum(grad * output);
+ * 0 for the keys a row does not see. */
+static void block_ds(const att_bwd *b, int64_t h, int64_t i0, int64_t bq, int64_t kend, const float *p, float *ds)
+{
+    const att *a = &b->a;
+    const float *gi = b->grad + (h * a->l + i0) * a->ev;
+    mm(false, true, bq, kend, a->ev, gi, a->v + h * a->s * a->ev, 0.0f, ds);
+    for (int64_t r = 0; r < bq; r++) {
+        const float *g = gi + r * a->ev, *o = b->out + (h * a->l + i0 + r) * a->ev;
+        float d = 0.0f;
+        for (int64_t c = 0; c < a->ev; c++)
+            d += g[c] * o[c];
+        const float *restrict pr = p + r * kend;
+        float *restrict dr = ds + r * kend;
+        const int64_t seen = keys_seen(a, i0 + r);
+        for (int64_t j = 0; j < seen; j++)
+            dr[j] = pr[j] * (dr[j] - d) * a->scale;
+        for (int64_t j = seen; j < kend; j++)
+            dr[j] = 0.0f;
+    }
+}
+
 /* One head's gradient into res ([L, E], [S, E] or [S, Ev]; p and ds: L S floats each, the
  * blocks of head_weights): dv = P^T grad; dS = P * (grad v^T - D) / sqrt(E) with D =
  * rowsum(grad * output), then dq = dS k or dk = dS^T q (the scale folded into dS). The key
@@ -391,20 +414,7 @@ static void head_grad(const att_bwd *b, att_want want, int64_t h, float *p, floa
             p += bq * kend;
             continue;
         }
-        mm(false, true, bq, kend, a->ev, gi, a->v + h * a->s * a->ev, 0.0f, ds);
-        for (int64_t r = 0; r < bq; r++) {
-            const float *g = gi + r * a->ev, *o = b->out + (h * a->l + i0 + r) * a->ev;
-            float d = 0.0f;
-            for (int64_t c = 0; c < a->ev; c++)
-                d += g[c] * o[c];
-            const float *restrict pr = p + r * kend;
-            float *restrict dr = ds + r * kend;
-            const int64_t seen = keys_seen(a, i0 + r);
-            for (int64_t j = 0; j < seen; j++)
-                dr[j] = pr[j] * (dr[j] - d) * a->scale;
-            for (int64_t j = seen; j < kend; j++)
-                dr[j] = 0.0f;
-        }
+        block_ds(b, h, i0, bq, kend, p, ds);
         if (want == WANT_QUERY)
             mm(false, false, bq, a->e, kend, ds, a->k + h * a->s * a->e, 0.0f, res + i0 * a->e);
         else
@@ -428,20 +438,7 @@ static void head_grad_all(const att_bwd *b, int64_t h, float *p, float *ds, floa
         const int64_t bq = block_rows(a, i0), kend = block_keys(a, i0, bq);
         const float *gi = grad + i0 * a->ev;
         mm(true, false, kend, a->ev, bq, p, gi, 1.0f, dv);
-        mm(false, true, bq, kend, a->ev, gi, a->v + h * a->s * a->ev, 0.0f, ds);
-        for (int64_t r = 0; r < bq; r++) {
-            const float *g = gi + r * a->ev, *o = b->out + (h * a->l + i0 + r) * a->ev;
-            float d = 0.0f;
-            for (int64_t c = 0; c < a->ev; c++)
-                d += g[c] * o[c];
-            const float *restrict pr = p + r * kend;
-            float *restrict dr = ds + r * kend;
-            const int64_t seen = keys_seen(a, i0 + r);
-            for (int64_t j = 0; j < seen; j++)
-                dr[j] = pr[j] * (dr[j] - d) * a->scale;
-            for (int64_t j = seen; j < kend; j++)
-                dr[j] = 0.0f;
-        }
+        block_ds(b, h, i0, bq, kend, p, ds);
         mm(false, false, bq, a->e, kend, ds, a->k + h * a->s * a->e, 0.0f, dq + i0 * a->e);
         mm(true, false, kend, a->e, bq, ds, a->q + (h * a->l + i0) * a->e, 1.0f, dk);
         p += bq * kend;
