@@ -294,86 +294,54 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
         }                                                                                               \
     }
 
-/* out = mask ? value : a with a scalar value; mask broadcasts to a (== out). The same-shape
- * loop selects the 4-byte patterns as integers, which GCC turns into vector selects: the
- * plain float ?: compiled to a branch, and a mask from relu's input is a coin toss per
- * element, where the mispredictions cost ten times the work. */
+/* The selecting loops of mask_fill for elements of type T, the scalar V already in T: mask
+ * broadcasts to a (== out). BCAST is the broadcast loop alone (pa, pm, po, n, value in scope). */
+#define TD_CPU_MASK_FILL_BCAST_LOOP                                                 \
+    do {                                                                            \
+        td_cpu_bcast it;                                                            \
+        const td_shape *ins[1] = { td_be_shape(mask) };                             \
+        td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);                           \
+        const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];                 \
+        TD_CPU_FOR_WORK(r, it.rows, n, {                                            \
+            int64_t off[3];                                                         \
+            td_cpu_bcast_row(&it, r, off);                                          \
+            const int64_t base = r * inner;                                         \
+            for (int64_t j = 0; j < inner; j++)                                     \
+                po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];          \
+        });                                                                         \
+    } while (0)
+#define TD_CPU_MASK_FILL_LOOPS(T, V)                                                \
+    do {                                                                            \
+        const T value = (V);                                                        \
+        const T *restrict pa = (const T *)td_be_data(a);                            \
+        const bool *restrict pm = (const bool *)td_be_data(mask);                   \
+        T *restrict po = (T *)td_be_data(out);                                      \
+        const int64_t n = td_be_numel(out);                                         \
+        if (td_be_numel(mask) == n)                                                 \
+            TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);                       \
+        else                                                                        \
+            TD_CPU_MASK_FILL_BCAST_LOOP;                                            \
+    } while (0)
+
 /* mask_fill of an f64 tensor (the CPU spec lists f64 for float_mask_fill). */
-static td_status mask_fill_f64(const td_tensor *a, const td_tensor *mask, double value, td_tensor *out)
+static td_status mask_fill_f64(const td_tensor *a, const td_tensor *mask, double value64, td_tensor *out)
 {
-    const double *restrict pa = (const double *)td_be_data(a);
-    const bool *restrict pm = (const bool *)td_be_data(mask);
-    double *restrict po = (double *)td_be_data(out);
-    const int64_t n = td_be_numel(out);
-    if (td_be_numel(mask) == n) {
-        TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);
-        return TD_OK;
-    }
-    td_cpu_bcast it;
-    const td_shape *ins[1] = { td_be_shape(mask) };
-    td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);
-    const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];
-    TD_CPU_FOR_WORK(r, it.rows, n, {
-        int64_t off[3];
-        td_cpu_bcast_row(&it, r, off);
-        const int64_t base = r * inner;
-        for (int64_t j = 0; j < inner; j++)
-            po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];
-    });
+    TD_CPU_MASK_FILL_LOOPS(double, value64);
     return TD_OK;
 }
 
 /* The int dtypes other than i32: the value converted to the dtype modulo 2^n. */
 static td_status int_mask_fill_other(const td_tensor *a, const td_tensor *mask, int32_t value32, td_tensor *out)
 {
-    TD_CPU_INT_CASES(td_be_dtype(a), {
-        const T value = TD_CPU_WRAP(value32);
-        const T *restrict pa = (const T *)td_be_data(a);
-        const bool *restrict pm = (const bool *)td_be_data(mask);
-        T *restrict po = (T *)td_be_data(out);
-        const int64_t n = td_be_numel(out);
-        if (td_be_numel(mask) == n) {
-            TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);
-        } else {
-            td_cpu_bcast it;
-            const td_shape *ins[1] = { td_be_shape(mask) };
-            td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);
-            const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];
-            TD_CPU_FOR_WORK(r, it.rows, n, {
-                int64_t off[3];
-                td_cpu_bcast_row(&it, r, off);
-                const int64_t base = r * inner;
-                for (int64_t j = 0; j < inner; j++)
-                    po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];
-            });
-        }
-    })
+    TD_CPU_INT_CASES(td_be_dtype(a), { TD_CPU_MASK_FILL_LOOPS(T, TD_CPU_WRAP(value32)); })
     return TD_OK;
 }
 
 /* mask_fill of f16 / bf16 tensors: the value rounded to the dtype once, as the f32
  * kernel's result rounded by the via-f32 path, then 2-byte selects. */
-static td_status mask_fill_u16(const td_tensor *a, const td_tensor *mask, uint16_t value, td_tensor *out)
+static td_status mask_fill_u16(const td_tensor *a, const td_tensor *mask, uint16_t value16, td_tensor *out)
 {
-    const uint16_t *restrict pa = (const uint16_t *)td_be_data(a);
-    const bool *restrict pm = (const bool *)td_be_data(mask);
-    uint16_t *restrict po = (uint16_t *)td_be_data(out);
-    const int64_t n = td_be_numel(out);
-    if (td_be_numel(mask) == n) {
-        TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);
-        return TD_OK;
-    }
-    td_cpu_bcast it;
-    const td_shape *ins[1] = { td_be_shape(mask) };
-    td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);
-    const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];
-    TD_CPU_FOR_WORK(r, it.rows, n, {
-        int64_t off[3];
-        td_cpu_bcast_row(&it, r, off);
-        const int64_t base = r * inner;
-        for (int64_t j = 0; j < inner; j++)
-            po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];
-    });
+    TD_CPU_MASK_FILL_LOOPS(uint16_t, value16);
     return TD_OK;
 }
 
@@ -387,7 +355,11 @@ static td_status float_mask_fill_other(const td_tensor *a, const td_tensor *mask
     return mask_fill_f64(a, mask, (double)value, out);
 }
 
-/* DEF: the dtype of the 4-byte path; every other dtype goes to OTHER (f64, or the other
+/* out = mask ? value : a with a scalar value; mask broadcasts to a (== out). The same-shape
+ * loop selects the 4-byte patterns as integers, which GCC turns into vector selects: the
+ * plain float ?: compiled to a branch, and a mask from relu's input is a coin toss per
+ * element, where the mispredictions cost ten times the work.
+ * DEF: the dtype of the 4-byte path; every other dtype goes to OTHER (f64, or the other
  * int dtypes). */
 #define TD_CPU_MASK_FILL(NAME, T, DEF, OTHER)                                                       \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, T value, td_tensor *out)     \
@@ -410,17 +382,7 @@ static td_status float_mask_fill_other(const td_tensor *a, const td_tensor *mask
                 memcpy(po + i, &x, sizeof x);                                                       \
             });                                                                                     \
         } else {                                                                                    \
-            td_cpu_bcast it;                                                                        \
-            const td_shape *ins[1] = { td_be_shape(mask) };                                              \
-            td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);                                            \
-            const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];                             \
-            TD_CPU_FOR_WORK(r, it.rows, n, {                                                        \
-                int64_t off[3];                                                                     \
-                td_cpu_bcast_row(&it, r, off);                                                      \
-                const int64_t base = r * inner;                                                     \
-                for (int64_t j = 0; j < inner; j++)                                                 \
-                    po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];                      \
-            });                                                                                     \
+            TD_CPU_MASK_FILL_BCAST_LOOP;                                                            \
         }                                                                                           \
         return TD_OK;                                                                               \
     }
