@@ -117,45 +117,7 @@ TD_FEW_UNARY_S2(float_clamp, x != x ? x : ((x < s ? s : x) > s2 ? s2 : (x < s ? 
 
 /* ---- binary with broadcasting: out[i] = OP(x, y) ---- */
 
-/* Equal shapes, scalar on either side, else rows of the output with strided inputs. */
-#define TD_CPU_BINARY_BODY(TA, TB, TO, OP)                                                   \
-    const TA *restrict pa = (const TA *)td_be_data(a);                                             \
-    const TB *restrict pb = (const TB *)td_be_data(b);                                             \
-    TO *restrict po = (TO *)td_be_data(out);                                                       \
-    const int64_t n = td_be_numel(out);                                                      \
-    if (td_be_numel(a) == n && td_be_numel(b) == n) {                                        \
-        TD_CPU_FOR(i, n, po[i] = OP(pa[i], pb[i]););                                         \
-    } else if (td_be_numel(a) == n && td_be_numel(b) == 1) {                                 \
-        const TB y = pb[0];                                                                  \
-        TD_CPU_FOR(i, n, po[i] = OP(pa[i], y););                                             \
-    } else if (td_be_numel(a) == 1 && td_be_numel(b) == n) {                                 \
-        const TA x = pa[0];                                                                  \
-        TD_CPU_FOR(i, n, po[i] = OP(x, pb[i]););                                             \
-    } else {                                                                                 \
-        td_cpu_bcast it;                                                                     \
-        const td_shape *ins[2] = { td_be_shape(a), td_be_shape(b) };                                   \
-        td_cpu_bcast_init(&it, td_be_shape(out), 2, ins);                                         \
-        const int64_t inner = it.inner, ia = it.st[0][it.ndim - 1], ib = it.st[1][it.ndim - 1]; \
-        TD_CPU_FOR_WORK(r, it.rows, n, {                                                     \
-            int64_t off[3];                                                                  \
-            td_cpu_bcast_row(&it, r, off);                                                   \
-            const TA *ra = pa + off[0];                                                      \
-            const TB *rb = pb + off[1];                                                      \
-            TO *ro = po + r * inner;                                                         \
-            if (ia == 1 && ib == 1)                                                          \
-                for (int64_t j = 0; j < inner; j++)                                          \
-                    ro[j] = OP(ra[j], rb[j]);                                                \
-            else if (ia == 1 && ib == 0)                                                     \
-                for (int64_t j = 0; j < inner; j++)                                          \
-                    ro[j] = OP(ra[j], rb[0]);                                                \
-            else if (ia == 0 && ib == 1)                                                     \
-                for (int64_t j = 0; j < inner; j++)                                          \
-                    ro[j] = OP(ra[0], rb[j]);                                                \
-            else                                                                             \
-                for (int64_t j = 0; j < inner; j++)                                          \
-                    ro[j] = OP(ra[j * ia], rb[j * ib]);                                      \
-        });                                                                                  \
-    }
+/* The loops are cpu_float_ew.h's TD_FEW_BINARY_LOOP, for every dtype. */
 
 #define TD_CPU_BINARY(NAME, TA, TB, TO, EXPR)                                         \
     static inline TO op_##NAME(TA x, TB y)                                            \
@@ -164,7 +126,7 @@ TD_FEW_UNARY_S2(float_clamp, x != x ? x : ((x < s ? s : x) > s2 ? s2 : (x < s ? 
     }                                                                                 \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)   \
     {                                                                                 \
-        TD_CPU_BINARY_BODY(TA, TB, TO, op_##NAME)                                     \
+        TD_FEW_BINARY_LOOP(TA, TB, TO, op_##NAME)                                     \
         return TD_OK;                                                                 \
     }
 
@@ -183,9 +145,9 @@ TD_FEW_UNARY_S2(float_clamp, x != x ? x : ((x < s ? s : x) > s2 ? s2 : (x < s ? 
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)   \
     {                                                                                 \
         if (td_be_dtype(a) == WIDE) {                                                       \
-            TD_CPU_BINARY_BODY(WA, WB, WO, op64_##NAME)                               \
+            TD_FEW_BINARY_LOOP(WA, WB, WO, op64_##NAME)                               \
         } else {                                                                      \
-            TD_CPU_BINARY_BODY(TA, TB, TO, op_##NAME)                                 \
+            TD_FEW_BINARY_LOOP(TA, TB, TO, op_##NAME)                                 \
         }                                                                             \
         return TD_OK;                                                                 \
     }
@@ -195,7 +157,7 @@ TD_FEW_UNARY_S2(float_clamp, x != x ? x : ((x < s ? s : x) > s2 ? s2 : (x < s ? 
 #define TD_CPU_INT_BINARY(NAME, TO, OP)                                             \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out) \
     {                                                                               \
-        TD_CPU_INT_CASES(td_be_dtype(a), TD_CPU_BINARY_BODY(T, T, TO, OP))          \
+        TD_CPU_INT_CASES(td_be_dtype(a), TD_FEW_BINARY_LOOP(T, T, TO, OP))          \
         return TD_OK;                                                               \
     }
 #define INT_EQ(x, y) ((x) == (y))
@@ -245,7 +207,7 @@ td_status td_cpu_int_div(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     if (has_zero(b))
         return td_error(TD_E_INVALID, "int_div: cpu: division by zero");
-    TD_CPU_INT_CASES(td_be_dtype(a), TD_CPU_BINARY_BODY(T, T, T, INT_DIV))
+    TD_CPU_INT_CASES(td_be_dtype(a), TD_FEW_BINARY_LOOP(T, T, T, INT_DIV))
     return TD_OK;
 }
 
@@ -253,7 +215,7 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
 {
     if (has_zero(b))
         return td_error(TD_E_INVALID, "int_remainder: cpu: division by zero");
-    TD_CPU_INT_CASES(td_be_dtype(a), TD_CPU_BINARY_BODY(T, T, T, INT_REM))
+    TD_CPU_INT_CASES(td_be_dtype(a), TD_FEW_BINARY_LOOP(T, T, T, INT_REM))
     return TD_OK;
 }
 

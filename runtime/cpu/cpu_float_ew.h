@@ -175,7 +175,8 @@ td_status td_cpu_half_binary(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* ---- binary with broadcasting: out = EXPR(x, y), a and b of one float dtype ---- */
 
-/* Equal shapes, scalar on either side, else rows of the output with strided inputs. */
+/* Equal shapes, scalar on either side, else rows of the output with strided inputs (the
+ * binary loops of every CPU dtype, cpu_elementwise.c's int ones too). */
 #define TD_FEW_BINARY_LOOP(TA, TB, TO, OP)                                                   \
     const TA *restrict pa = (const TA *)td_be_data(a);                                       \
     const TB *restrict pb = (const TB *)td_be_data(b);                                       \

@@ -160,7 +160,7 @@ TD_INT_UNARY_S(int_bitwise_xor_scalar, T, TD_CPU_WRAP((uint64_t)x ^ (uint64_t)sv
 TD_INT_UNARY_S(int_bitwise_left_shift_scalar, T, TD_CPU_WRAP(ishl((int64_t)x, (int64_t)s, BITS)))
 TD_INT_UNARY_S(int_bitwise_right_shift_scalar, T, TD_CPU_WRAP(ishr((int64_t)x, (int64_t)s)))
 
-/* ---- binary with broadcasting: out[i] = OP(x, y) (as TD_CPU_BINARY_BODY in cpu_elementwise.c) ---- */
+/* ---- binary with broadcasting: out[i] = OP(x, y) (as TD_FEW_BINARY_LOOP in cpu_float_ew.h) ---- */
 
 #define TD_INT_BINARY(NAME, TO, EXPR)                                                         \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)           \
