@@ -3925,7 +3925,7 @@ static td_status dt_vulkan_int_gather(const td_tensor *a, int64_t dim, const td_
     const td_tensor *const td_in[2] = { a, indices };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_gather(a, dim, indices, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -4414,7 +4414,7 @@ static td_status dt_vulkan_int_select(const td_tensor *a, int64_t dim, const td_
     const td_tensor *const td_in[2] = { a, indices };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_select(a, dim, indices, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -4848,7 +4848,7 @@ static td_status dt_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_te
     const td_tensor *const td_in[1] = { indices };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_bool_gather(a, dim, indices, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -4896,7 +4896,7 @@ static td_status dt_vulkan_bool_gather(const td_tensor *a, int64_t dim, const td
     const td_tensor *const td_in[1] = { indices };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_bool_gather(a, dim, indices, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -5104,7 +5104,7 @@ static td_status dt_cpu_bool_select(const td_tensor *a, int64_t dim, const td_te
     const td_tensor *const td_in[1] = { indices };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_bool_select(a, dim, indices, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -5152,7 +5152,7 @@ static td_status dt_vulkan_bool_select(const td_tensor *a, int64_t dim, const td
     const td_tensor *const td_in[1] = { indices };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_bool_select(a, dim, indices, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -5615,7 +5615,7 @@ static td_status dt_vulkan_int_one_hot(const td_tensor *indices, int64_t num_cla
     const td_tensor *const td_in[1] = { indices };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -6186,7 +6186,7 @@ static td_status dt_cpu_float_one_hot(const td_tensor *indices, int64_t num_clas
     const td_tensor *const td_in[1] = { indices };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_one_hot(indices, num_classes, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -7777,7 +7777,7 @@ static td_status dt_vulkan_int_powi_scalar(const td_tensor *a, int32_t exponent,
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -11092,7 +11092,7 @@ static td_status dt_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_sha
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_argmax(a, dim, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -11298,7 +11298,7 @@ static td_status dt_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_sha
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_argmin(a, dim, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -11879,7 +11879,7 @@ static td_status dt_vulkan_int_bitwise_and_scalar(const td_tensor *a, int32_t va
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -12089,7 +12089,7 @@ static td_status dt_vulkan_int_bitwise_or_scalar(const td_tensor *a, int32_t val
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -12299,7 +12299,7 @@ static td_status dt_vulkan_int_bitwise_xor_scalar(const td_tensor *a, int32_t va
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -12509,7 +12509,7 @@ static td_status dt_vulkan_int_bitwise_left_shift_scalar(const td_tensor *a, int
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -12719,7 +12719,7 @@ static td_status dt_vulkan_int_bitwise_right_shift_scalar(const td_tensor *a, in
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -13280,7 +13280,7 @@ static td_status dt_vulkan_int_swap_dims(const td_tensor *a, int64_t dim0, int64
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -13934,7 +13934,7 @@ static td_status dt_vulkan_int_slice(const td_tensor *a, const int64_t *starts, 
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -15502,7 +15502,7 @@ static td_status dt_vulkan_int_repeat_dim(const td_tensor *a, int64_t dim, int64
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -15893,7 +15893,7 @@ static td_status dt_vulkan_int_transpose(const td_tensor *a, const td_shape *td_
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_transpose(a, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -16309,7 +16309,7 @@ static td_status dt_vulkan_int_narrow(const td_tensor *a, int64_t dim, int64_t s
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -17099,7 +17099,7 @@ static td_status dt_vulkan_int_sort(const td_tensor *a, int64_t dim, int32_t des
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_sort(a, dim, descending, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -17323,7 +17323,7 @@ static td_status dt_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t des
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_argsort(a, dim, descending, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -17371,7 +17371,7 @@ static td_status dt_vulkan_int_argsort(const td_tensor *a, int64_t dim, int32_t 
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_argsort(a, dim, descending, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -17586,7 +17586,7 @@ static td_status dt_vulkan_int_topk(const td_tensor *a, int64_t count, int64_t d
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_topk(a, count, dim, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -19743,7 +19743,7 @@ static td_status dt_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *ma
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -19977,7 +19977,7 @@ static td_status dt_vulkan_int_sum(const td_tensor *a, const td_shape *td_shape_
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_sum(a, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -22225,7 +22225,7 @@ TD_MAYBE_UNUSED static td_status compb_float_log_sigmoid(const td_tensor *a, con
     if (td_st == TD_OK)
         td_st = td_float_mul(td_t3, td_t12, &td_t13);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.01), &td_t14);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.01), &td_t14) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.01), &td_t14));
     if (td_st == TD_OK)
         td_st = td_float_lower(td_t3, td_t14, &td_t15);
     if (td_st == TD_OK)
@@ -22235,7 +22235,7 @@ TD_MAYBE_UNUSED static td_status compb_float_log_sigmoid(const td_tensor *a, con
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t17, td_t15, td_t13, &td_t18);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t19);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t19) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.0), &td_t19));
     if (td_st == TD_OK)
         td_st = td_float_minimum(a, td_t19, &td_t20);
     if (td_st == TD_OK)
@@ -22550,7 +22550,7 @@ TD_MAYBE_UNUSED static td_status compb_float_leaky_relu(const td_tensor *a, floa
     if (td_st == TD_OK)
         td_st = td_float_mul_scalar(a, (float)((float)(negative_slope)), &td_t1);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t2);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t2) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.0), &td_t2));
     if (td_st == TD_OK)
         td_st = td_float_greater(a, td_t2, &td_t3);
     if (td_st == TD_OK)
@@ -24189,15 +24189,15 @@ TD_MAYBE_UNUSED static td_status compb_float_atan(const td_tensor *a, const td_s
     if (td_st == TD_OK)
         td_st = td_float_abs(a, &td_t1);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t2);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t2) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t2));
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(2.41421356), &td_t3);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(2.41421356), &td_t3) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(2.41421356), &td_t3));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t1, td_t3, &td_t4);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t4, &td_t5);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.414213562), &td_t6);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.414213562), &td_t6) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.414213562), &td_t6));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t1, td_t6, &td_t7);
     if (td_st == TD_OK)
@@ -24211,17 +24211,17 @@ TD_MAYBE_UNUSED static td_status compb_float_atan(const td_tensor *a, const td_s
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t1, td_t8, td_t11, &td_t12);
     if (td_st == TD_OK)
-        td_st = td_float_full(td_t1->device, td_t1->shape.dims, td_t1->shape.ndim, (float)((float)((-1.0))), &td_t13);
+        td_st = (a->dtype == TD_F32 ? td_float_full(td_t1->device, td_t1->shape.dims, td_t1->shape.ndim, (float)((float)((-1.0))), &td_t13) : td_float_full_dtype(td_t1->device, a->dtype, td_t1->shape.dims, td_t1->shape.ndim, (double)((float)((-1.0))), &td_t13));
     if (td_st == TD_OK)
         td_st = td_float_div(td_t13, td_t1, &td_t14);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t12, td_t4, td_t14, &td_t15);
     if (td_st == TD_OK)
-        td_st = td_bool_into_float(td_t8, &td_t16);
+        td_st = (a->dtype == TD_F32 ? td_bool_into_float(td_t8, &td_t16) : td_bool_into_float_dtype(td_t8, a->dtype, &td_t16));
     if (td_st == TD_OK)
         td_st = td_float_mul_scalar(td_t16, (float)((float)(0.785398163)), &td_t17);
     if (td_st == TD_OK)
-        td_st = td_bool_into_float(td_t4, &td_t18);
+        td_st = (a->dtype == TD_F32 ? td_bool_into_float(td_t4, &td_t18) : td_bool_into_float_dtype(td_t4, a->dtype, &td_t18));
     if (td_st == TD_OK)
         td_st = td_float_mul_scalar(td_t18, (float)((float)(1.57079633)), &td_t19);
     if (td_st == TD_OK)
@@ -24934,7 +24934,7 @@ TD_MAYBE_UNUSED static td_status compb_float_sinh(const td_tensor *a, const td_s
     if (td_st == TD_OK)
         td_st = td_float_abs(a, &td_t12);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.3), &td_t13);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.3), &td_t13) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.3), &td_t13));
     if (td_st == TD_OK)
         td_st = td_float_lower(td_t12, td_t13, &td_t14);
     if (td_st == TD_OK)
@@ -25608,13 +25608,13 @@ TD_MAYBE_UNUSED static td_status compb_float_asinh(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_add_scalar(td_t10, (float)((float)(0.693147181)), &td_t11);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1e+18), &td_t12);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1e+18), &td_t12) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(1e+18), &td_t12));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t1, td_t12, &td_t13);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t9, td_t13, td_t11, &td_t14);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t15);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t15) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t15));
     if (td_st == TD_OK)
         td_st = td_float_lower(a, td_t15, &td_t16);
     if (td_st == TD_OK)
@@ -25622,7 +25622,7 @@ TD_MAYBE_UNUSED static td_status compb_float_asinh(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t14, td_t16, td_t17, &td_t18);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.000244140625), &td_t19);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.000244140625), &td_t19) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.000244140625), &td_t19));
     if (td_st == TD_OK)
         td_st = td_float_lower(td_t1, td_t19, &td_t20);
     if (td_st == TD_OK)
@@ -25950,7 +25950,7 @@ TD_MAYBE_UNUSED static td_status compb_float_acosh(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_add_scalar(td_t7, (float)((float)(0.693147181)), &td_t8);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1e+18), &td_t9);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1e+18), &td_t9) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(1e+18), &td_t9));
     if (td_st == TD_OK)
         td_st = td_float_greater(a, td_t9, &td_t10);
     if (td_st == TD_OK)
@@ -26871,9 +26871,9 @@ TD_MAYBE_UNUSED static td_status compb_float_floor(const td_tensor *a, const td_
     td_tensor *td_t13 = NULL;
     td_tensor *td_t14 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(8388608.0), &td_t2);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(8388608.0), &td_t2) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(8388608.0), &td_t2));
     if (td_st == TD_OK)
         td_st = td_float_abs(a, &td_t3);
     if (td_st == TD_OK)
@@ -26883,11 +26883,11 @@ TD_MAYBE_UNUSED static td_status compb_float_floor(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_into_int(td_t5, &td_t6);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t6, &td_t7);
+        td_st = (a->dtype == TD_F32 ? td_int_into_float(td_t6, &td_t7) : td_int_into_float_dtype(td_t6, a->dtype, &td_t7));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t7, td_t5, &td_t8);
     if (td_st == TD_OK)
-        td_st = td_bool_into_float(td_t8, &td_t9);
+        td_st = (a->dtype == TD_F32 ? td_bool_into_float(td_t8, &td_t9) : td_bool_into_float_dtype(td_t8, a->dtype, &td_t9));
     if (td_st == TD_OK)
         td_st = td_float_sub(td_t7, td_t9, &td_t10);
     if (td_st == TD_OK)
@@ -27238,7 +27238,7 @@ TD_MAYBE_UNUSED static td_status compb_float_round(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_sub(a, td_t1, &td_t2);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.5), &td_t3);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.5), &td_t3) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.5), &td_t3));
     if (td_st == TD_OK)
         td_st = td_float_mul_scalar(td_t1, (float)((float)(0.5)), &td_t4);
     if (td_st == TD_OK)
@@ -27248,7 +27248,7 @@ TD_MAYBE_UNUSED static td_status compb_float_round(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_sub(td_t1, td_t6, &td_t7);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1.0), &td_t8);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1.0), &td_t8) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(1.0), &td_t8));
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t7, td_t8, &td_t9);
     if (td_st == TD_OK)
@@ -27264,7 +27264,7 @@ TD_MAYBE_UNUSED static td_status compb_float_round(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t1, td_t13, td_t14, &td_t15);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t16);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t16) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t16));
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t15, td_t16, &td_t17);
     if (td_st == TD_OK)
@@ -27600,7 +27600,7 @@ TD_MAYBE_UNUSED static td_status compb_float_trunc(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_floor(a, &td_t1);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t2);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t2) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t2));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t2, a, &td_t3);
     if (td_st == TD_OK)
@@ -27921,15 +27921,15 @@ TD_MAYBE_UNUSED static td_status compb_float_sign(const td_tensor *a, const td_s
     td_tensor *td_t5 = NULL;
     td_tensor *td_t6 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_greater(a, td_t1, &td_t2);
     if (td_st == TD_OK)
-        td_st = td_bool_into_float(td_t2, &td_t3);
+        td_st = (a->dtype == TD_F32 ? td_bool_into_float(td_t2, &td_t3) : td_bool_into_float_dtype(td_t2, a->dtype, &td_t3));
     if (td_st == TD_OK)
         td_st = td_float_lower(a, td_t1, &td_t4);
     if (td_st == TD_OK)
-        td_st = td_bool_into_float(td_t4, &td_t5);
+        td_st = (a->dtype == TD_F32 ? td_bool_into_float(td_t4, &td_t5) : td_bool_into_float_dtype(td_t4, a->dtype, &td_t5));
     if (td_st == TD_OK)
         td_st = td_float_sub(td_t3, td_t5, &td_t6);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -28253,7 +28253,7 @@ TD_MAYBE_UNUSED static td_status compb_float_erf(const td_tensor *a, const td_sh
     if (td_st == TD_OK)
         td_st = td_float_add_scalar(td_t2, (float)((float)(1.0)), &td_t3);
     if (td_st == TD_OK)
-        td_st = td_float_full(td_t3->device, td_t3->shape.dims, td_t3->shape.ndim, (float)((float)(1.0)), &td_t4);
+        td_st = (a->dtype == TD_F32 ? td_float_full(td_t3->device, td_t3->shape.dims, td_t3->shape.ndim, (float)((float)(1.0)), &td_t4) : td_float_full_dtype(td_t3->device, a->dtype, td_t3->shape.dims, td_t3->shape.ndim, (double)((float)(1.0)), &td_t4));
     if (td_st == TD_OK)
         td_st = td_float_div(td_t4, td_t3, &td_t5);
     if (td_st == TD_OK)
@@ -28323,7 +28323,7 @@ TD_MAYBE_UNUSED static td_status compb_float_erf(const td_tensor *a, const td_sh
     if (td_st == TD_OK)
         td_st = td_float_mul_scalar(td_t37, (float)((float)(1.12837917)), &td_t38);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t39);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t39) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t39));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t39, a, &td_t40);
     if (td_st == TD_OK)
@@ -28331,7 +28331,7 @@ TD_MAYBE_UNUSED static td_status compb_float_erf(const td_tensor *a, const td_sh
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t20, td_t40, td_t41, &td_t42);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.5), &td_t43);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.5), &td_t43) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.5), &td_t43));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t43, td_t1, &td_t44);
     if (td_st == TD_OK)
@@ -28722,13 +28722,13 @@ TD_MAYBE_UNUSED static td_status compb_float_log1p(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_mul(td_t3, td_t4, &td_t5);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t6);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t6) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.0), &td_t6));
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t2, td_t6, &td_t7);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t5, td_t7, a, &td_t8);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t9);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t9) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t9));
     if (td_st == TD_OK)
         td_st = td_float_log(td_t9, &td_t10);
     if (td_st == TD_OK)
@@ -29069,7 +29069,7 @@ TD_MAYBE_UNUSED static td_status compb_float_recip(const td_tensor *a, const td_
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_ones(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_ones(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_ones_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_div(td_t1, a, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -30157,7 +30157,7 @@ TD_MAYBE_UNUSED static td_status compb_float_div_scalar(const td_tensor *a, floa
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(value), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_div(a, td_t1, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -30429,7 +30429,7 @@ TD_MAYBE_UNUSED static td_status compb_float_clamp_min(const td_tensor *a, float
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(min), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(min), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(min), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_maximum(td_t1, a, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -30704,7 +30704,7 @@ TD_MAYBE_UNUSED static td_status compb_float_clamp_max(const td_tensor *a, float
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(max), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(max), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(max), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_minimum(td_t1, a, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -31247,7 +31247,7 @@ TD_MAYBE_UNUSED static td_status compb_float_is_inf(const td_tensor *a, const td
     td_tensor *td_t4 = NULL;
     td_tensor *td_t5 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_log(td_t1, &td_t2);
     if (td_st == TD_OK)
@@ -31523,7 +31523,7 @@ TD_MAYBE_UNUSED static td_status compb_float_equal_elem(const td_tensor *a, floa
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(value), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_equal(a, td_t1, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -31750,7 +31750,7 @@ TD_MAYBE_UNUSED static td_status compb_float_not_equal_elem(const td_tensor *a, 
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(value), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_equal(a, td_t1, &td_t2);
     if (td_st == TD_OK)
@@ -31979,7 +31979,7 @@ TD_MAYBE_UNUSED static td_status compb_float_greater_elem(const td_tensor *a, fl
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(value), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_greater(a, td_t1, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -32205,7 +32205,7 @@ TD_MAYBE_UNUSED static td_status compb_float_greater_equal_elem(const td_tensor 
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(value), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_greater_equal(a, td_t1, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -32431,7 +32431,7 @@ TD_MAYBE_UNUSED static td_status compb_float_lower_elem(const td_tensor *a, floa
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(value), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_lower(a, td_t1, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -32657,7 +32657,7 @@ TD_MAYBE_UNUSED static td_status compb_float_lower_equal_elem(const td_tensor *a
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(value), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_lower_equal(a, td_t1, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -34766,13 +34766,13 @@ TD_MAYBE_UNUSED static td_status compb_float_select_assign(const td_tensor *a, i
     td_tensor *td_t6 = NULL;
     td_tensor *td_t7 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
-        td_st = td_float_ones(value->device, value->shape.dims, value->shape.ndim, &td_t2);
+        td_st = (a->dtype == TD_F32 ? td_float_ones(value->device, value->shape.dims, value->shape.ndim, &td_t2) : td_float_ones_dtype(value->device, a->dtype, value->shape.dims, value->shape.ndim, &td_t2));
     if (td_st == TD_OK)
         td_st = td_float_select_add(td_t1, (int64_t)(dim), indices, td_t2, &td_t3);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t4);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t4) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t4));
     if (td_st == TD_OK)
         td_st = td_float_select_add(td_t4, (int64_t)(dim), indices, value, &td_t5);
     if (td_st == TD_OK)
@@ -36603,7 +36603,7 @@ TD_MAYBE_UNUSED static td_status compb_float_repeat_dim(const td_tensor *a, int6
     if (td_st == TD_OK)
         td_a1[0] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, td_a1, 1, (float)((-0.0)), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, td_a1, 1, (float)((-0.0)), &td_t1) : td_float_full_dtype(a->device, a->dtype, td_a1, 1, (double)((-0.0)), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_add(a, td_t1, &td_t2);
     if (td_st == TD_OK)
@@ -38459,7 +38459,7 @@ TD_MAYBE_UNUSED static td_status compb_float_max_pool2d_indices(const td_tensor 
     if (td_st == TD_OK)
         td_a38[2] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a38, 3, &td_t39);
+        td_st = (x->dtype == TD_F32 ? td_float_zeros(x->device, td_a38, 3, &td_t39) : td_float_zeros_dtype(x->device, x->dtype, td_a38, 3, &td_t39));
     if (td_st == TD_OK)
         td_st = td_float_log(td_t39, &td_t40);
     if (td_st == TD_OK)
@@ -38495,11 +38495,11 @@ TD_MAYBE_UNUSED static td_status compb_float_max_pool2d_indices(const td_tensor 
     if (td_st == TD_OK)
         td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12))), (int64_t)(1), &td_t46);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t46, &td_t47);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t46, &td_t47) : td_int_into_float_dtype(td_t46, x->dtype, &td_t47));
     if (td_st == TD_OK)
         td_a42[0] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a42, 1, &td_t48);
+        td_st = (x->dtype == TD_F32 ? td_float_zeros(x->device, td_a42, 1, &td_t48) : td_float_zeros_dtype(x->device, x->dtype, td_a42, 1, &td_t48));
     if (td_st == TD_OK)
         td_st = td_float_log(td_t48, &td_t49);
     if (td_st == TD_OK)
@@ -38541,7 +38541,7 @@ TD_MAYBE_UNUSED static td_status compb_float_max_pool2d_indices(const td_tensor 
     if (td_st == TD_OK)
         td_a44[0] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a44, 1, &td_t64);
+        td_st = (x->dtype == TD_F32 ? td_float_zeros(x->device, td_a44, 1, &td_t64) : td_float_zeros_dtype(x->device, x->dtype, td_a44, 1, &td_t64));
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t62, td_t63, td_t64, &td_t65);
     if (td_st == TD_OK)
@@ -38701,7 +38701,7 @@ static td_status dt_cpu_float_max_pool2d_indices(const td_tensor *x, const int64
     const td_tensor *const td_in[1] = { x };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -41155,17 +41155,17 @@ TD_MAYBE_UNUSED static td_status compb_float_any(const td_tensor *a, const td_sh
     td_tensor *td_t6 = NULL;
     td_tensor *td_t7 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_equal(a, td_t1, &td_t2);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t2, &td_t3);
     if (td_st == TD_OK)
-        td_st = td_bool_into_float(td_t3, &td_t4);
+        td_st = (a->dtype == TD_F32 ? td_bool_into_float(td_t3, &td_t4) : td_bool_into_float_dtype(td_t3, a->dtype, &td_t4));
     if (td_st == TD_OK)
         td_st = td_float_sum(td_t4, &td_t5);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6) : td_float_zeros_dtype(a->device, a->dtype, td_t5->shape.dims, td_t5->shape.ndim, &td_t6));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t5, td_t6, &td_t7);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -41401,17 +41401,17 @@ TD_MAYBE_UNUSED static td_status compb_float_any_dim(const td_tensor *a, int64_t
     td_tensor *td_t6 = NULL;
     td_tensor *td_t7 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_equal(a, td_t1, &td_t2);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t2, &td_t3);
     if (td_st == TD_OK)
-        td_st = td_bool_into_float(td_t3, &td_t4);
+        td_st = (a->dtype == TD_F32 ? td_bool_into_float(td_t3, &td_t4) : td_bool_into_float_dtype(td_t3, a->dtype, &td_t4));
     if (td_st == TD_OK)
         td_st = td_float_sum_dim(td_t4, (int64_t)(dim), &td_t5);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6) : td_float_zeros_dtype(a->device, a->dtype, td_t5->shape.dims, td_t5->shape.ndim, &td_t6));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t5, td_t6, &td_t7);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -41645,15 +41645,15 @@ TD_MAYBE_UNUSED static td_status compb_float_all(const td_tensor *a, const td_sh
     td_tensor *td_t5 = NULL;
     td_tensor *td_t6 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_equal(a, td_t1, &td_t2);
     if (td_st == TD_OK)
-        td_st = td_bool_into_float(td_t2, &td_t3);
+        td_st = (a->dtype == TD_F32 ? td_bool_into_float(td_t2, &td_t3) : td_bool_into_float_dtype(td_t2, a->dtype, &td_t3));
     if (td_st == TD_OK)
         td_st = td_float_sum(td_t3, &td_t4);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5) : td_float_zeros_dtype(a->device, a->dtype, td_t4->shape.dims, td_t4->shape.ndim, &td_t5));
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t4, td_t5, &td_t6);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -41887,15 +41887,15 @@ TD_MAYBE_UNUSED static td_status compb_float_all_dim(const td_tensor *a, int64_t
     td_tensor *td_t5 = NULL;
     td_tensor *td_t6 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_equal(a, td_t1, &td_t2);
     if (td_st == TD_OK)
-        td_st = td_bool_into_float(td_t2, &td_t3);
+        td_st = (a->dtype == TD_F32 ? td_bool_into_float(td_t2, &td_t3) : td_bool_into_float_dtype(td_t2, a->dtype, &td_t3));
     if (td_st == TD_OK)
         td_st = td_float_sum_dim(td_t3, (int64_t)(dim), &td_t4);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5) : td_float_zeros_dtype(a->device, a->dtype, td_t4->shape.dims, td_t4->shape.ndim, &td_t5));
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t4, td_t5, &td_t6);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -42179,7 +42179,7 @@ TD_MAYBE_UNUSED static td_status compb_float_cumsum(const td_tensor *a, int64_t 
     if (td_st == TD_OK)
         td_a1[0] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, td_a1, 1, (float)((-0.0)), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, td_a1, 1, (float)((-0.0)), &td_t1) : td_float_full_dtype(a->device, a->dtype, td_a1, 1, (double)((-0.0)), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_add(a, td_t1, &td_t2);
     if (td_st == TD_OK)
@@ -42253,7 +42253,7 @@ TD_MAYBE_UNUSED static td_status compb_float_cumsum(const td_tensor *a, int64_t 
     if (td_st == TD_OK)
         td_a14[0] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, td_a14, 1, (float)((-0.0)), &td_t19);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, td_a14, 1, (float)((-0.0)), &td_t19) : td_float_full_dtype(a->device, a->dtype, td_a14, 1, (double)((-0.0)), &td_t19));
     if (td_st == TD_OK)
         td_a15[0] = (int64_t)(td_s6);
     if (td_st == TD_OK)
@@ -43003,7 +43003,7 @@ TD_MAYBE_UNUSED static td_status compb_float_cummax(const td_tensor *a, int64_t 
     if (td_st == TD_OK)
         td_a1[0] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, td_a1, 1, (float)((-0.0)), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, td_a1, 1, (float)((-0.0)), &td_t1) : td_float_full_dtype(a->device, a->dtype, td_a1, 1, (double)((-0.0)), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_add(a, td_t1, &td_t2);
     if (td_st == TD_OK)
@@ -43077,7 +43077,7 @@ TD_MAYBE_UNUSED static td_status compb_float_cummax(const td_tensor *a, int64_t 
     if (td_st == TD_OK)
         td_a14[0] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, td_a14, 1, &td_t19);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, td_a14, 1, &td_t19) : td_float_zeros_dtype(a->device, a->dtype, td_a14, 1, &td_t19));
     if (td_st == TD_OK)
         td_st = td_float_log(td_t19, &td_t20);
     if (td_st == TD_OK)
@@ -45586,7 +45586,7 @@ TD_MAYBE_UNUSED static td_status compb_float_abs(const td_tensor *a, const td_sh
     td_tensor *td_t3 = NULL;
     td_tensor *td_t4 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_lower(a, td_t1, &td_t2);
     if (td_st == TD_OK)
@@ -46472,11 +46472,11 @@ TD_MAYBE_UNUSED static td_status compb_float_sqrt(const td_tensor *a, const td_s
     td_tensor *td_t7 = NULL;
     td_tensor *td_t8 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.5), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.5), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.5), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_powf(a, td_t1, &td_t2);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t3);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t3) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.0), &td_t3));
     if (td_st == TD_OK)
         td_st = td_float_equal(a, td_t3, &td_t4);
     if (td_st == TD_OK)
@@ -46848,7 +46848,7 @@ TD_MAYBE_UNUSED static td_status compb_float_sin(const td_tensor *a, const td_sh
     if (td_st == TD_OK)
         td_st = td_float_cos(td_t13, &td_t14);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0625), &td_t15);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0625), &td_t15) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.0625), &td_t15));
     if (td_st == TD_OK)
         td_st = td_float_abs(a, &td_t16);
     if (td_st == TD_OK)
@@ -47517,7 +47517,7 @@ TD_MAYBE_UNUSED static td_status compb_float_tanh(const td_tensor *a, const td_s
     if (td_st == TD_OK)
         td_st = td_float_mul(a, td_t17, &td_t18);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t19);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t19) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.0), &td_t19));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t19, a, &td_t20);
     if (td_st == TD_OK)
@@ -47525,7 +47525,7 @@ TD_MAYBE_UNUSED static td_status compb_float_tanh(const td_tensor *a, const td_s
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t7, td_t20, td_t21, &td_t22);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.125), &td_t23);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.125), &td_t23) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.125), &td_t23));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t23, td_t1, &td_t24);
     if (td_st == TD_OK)
@@ -47881,7 +47881,7 @@ TD_MAYBE_UNUSED static td_status compb_float_sigmoid(const td_tensor *a, const t
     if (td_st == TD_OK)
         td_st = td_float_add_scalar(td_t2, (float)((float)(1.0)), &td_t3);
     if (td_st == TD_OK)
-        td_st = td_float_full(td_t3->device, td_t3->shape.dims, td_t3->shape.ndim, (float)((float)(1.0)), &td_t4);
+        td_st = (a->dtype == TD_F32 ? td_float_full(td_t3->device, td_t3->shape.dims, td_t3->shape.ndim, (float)((float)(1.0)), &td_t4) : td_float_full_dtype(td_t3->device, a->dtype, td_t3->shape.dims, td_t3->shape.ndim, (double)((float)(1.0)), &td_t4));
     if (td_st == TD_OK)
         td_st = td_float_div(td_t4, td_t3, &td_t5);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -48207,7 +48207,7 @@ TD_MAYBE_UNUSED static td_status compb_float_relu(const td_tensor *a, const td_s
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_lower_equal(a, td_t1, &td_t2);
     if (td_st == TD_OK)
@@ -48841,7 +48841,7 @@ TD_MAYBE_UNUSED static td_status compb_float_powf_scalar(const td_tensor *a, flo
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(exponent), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(exponent), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(exponent), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_powf(a, td_t1, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -49490,7 +49490,7 @@ TD_MAYBE_UNUSED static td_status compb_float_add_scalar(const td_tensor *a, floa
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(value), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_add(a, td_t1, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -49795,7 +49795,7 @@ TD_MAYBE_UNUSED static td_status compb_float_mul_scalar(const td_tensor *a, floa
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(value), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_mul(a, td_t1, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -50107,7 +50107,7 @@ TD_MAYBE_UNUSED static td_status compb_float_mask_fill(const td_tensor *a, const
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(value), &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_mask_where(a, mask, td_t1, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -52450,9 +52450,9 @@ TD_MAYBE_UNUSED static td_status compb_float_argmax(const td_tensor *a, int64_t 
     if (td_st == TD_OK)
         td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(td_s2), (int64_t)(1), &td_t7);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t7, &td_t8);
+        td_st = (a->dtype == TD_F32 ? td_int_into_float(td_t7, &td_t8) : td_int_into_float_dtype(td_t7, a->dtype, &td_t8));
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, td_t2->shape.dims, td_t2->shape.ndim, (float)(td_s2), &td_t9);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, td_t2->shape.dims, td_t2->shape.ndim, (float)(td_s2), &td_t9) : td_float_full_dtype(a->device, a->dtype, td_t2->shape.dims, td_t2->shape.ndim, (double)(td_s2), &td_t9));
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t9, td_t6, td_t8, &td_t10);
     if (td_st == TD_OK)
@@ -53701,7 +53701,7 @@ static td_status dt_vulkan_int_sub(const td_tensor *a, const td_tensor *b, const
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_sub(a, b, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -54375,7 +54375,7 @@ static td_status dt_vulkan_int_remainder(const td_tensor *a, const td_tensor *b,
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_remainder(a, b, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -54613,7 +54613,7 @@ static td_status dt_vulkan_int_equal(const td_tensor *a, const td_tensor *b, con
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_equal(a, b, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -55035,7 +55035,7 @@ static td_status dt_vulkan_int_lower(const td_tensor *a, const td_tensor *b, con
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_lower(a, b, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -55270,7 +55270,7 @@ static td_status dt_vulkan_int_mask_where(const td_tensor *a, const td_tensor *m
     const td_tensor *const td_in[2] = { a, value };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_mask_where(a, mask, value, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -58335,7 +58335,7 @@ static td_status dt_vulkan_int_powi(const td_tensor *a, const td_tensor *b, cons
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_powi(a, b, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -61078,7 +61078,7 @@ static td_status dt_vulkan_int_bitwise_and(const td_tensor *a, const td_tensor *
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_bitwise_and(a, b, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -63992,7 +63992,7 @@ static td_status dt_vulkan_int_bitwise_or(const td_tensor *a, const td_tensor *b
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_bitwise_or(a, b, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -67034,7 +67034,7 @@ static td_status dt_vulkan_int_bitwise_xor(const td_tensor *a, const td_tensor *
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_bitwise_xor(a, b, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -67420,7 +67420,7 @@ static td_status dt_vulkan_int_bitwise_left_shift(const td_tensor *a, const td_t
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -67994,7 +67994,7 @@ static td_status dt_vulkan_int_bitwise_right_shift(const td_tensor *a, const td_
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -68280,7 +68280,7 @@ static td_status dt_vulkan_int_slice_assign(const td_tensor *a, const td_tensor 
     const td_tensor *const td_in[2] = { a, value };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -68680,7 +68680,7 @@ TD_MAYBE_UNUSED static td_status compb_float_prelu(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_mul(a, weight, &td_t1);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t2);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t2) : td_float_full_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, (double)(0.0), &td_t2));
     if (td_st == TD_OK)
         td_st = td_float_greater(a, td_t2, &td_t3);
     if (td_st == TD_OK)
@@ -69049,7 +69049,7 @@ TD_MAYBE_UNUSED static td_status compb_float_cross_entropy(const td_tensor *logi
     if (td_st == TD_OK)
         td_st = td_int_expand(td_t4, logits->shape.dims, logits->shape.ndim, &td_t5);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(logits->device, logits->shape.dims, logits->shape.ndim, &td_t6);
+        td_st = (logits->dtype == TD_F32 ? td_float_zeros(logits->device, logits->shape.dims, logits->shape.ndim, &td_t6) : td_float_zeros_dtype(logits->device, logits->dtype, logits->shape.dims, logits->shape.ndim, &td_t6));
     if (td_st == TD_OK)
         td_st = td_int_equal(td_t3, td_t5, &td_t7);
     if (td_st == TD_OK)
@@ -71787,13 +71787,13 @@ TD_MAYBE_UNUSED static td_status compb_float_equal(const td_tensor *a, const td_
     td_tensor *td_t27 = NULL;
     td_tensor *td_t28 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_log(td_t1, &td_t2);
     if (td_st == TD_OK)
         td_st = td_float_neg(td_t2, &td_t3);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(b->device, b->shape.dims, b->shape.ndim, &td_t4);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(b->device, b->shape.dims, b->shape.ndim, &td_t4) : td_float_zeros_dtype(b->device, a->dtype, b->shape.dims, b->shape.ndim, &td_t4));
     if (td_st == TD_OK)
         td_st = td_float_log(td_t4, &td_t5);
     if (td_st == TD_OK)
@@ -74543,13 +74543,13 @@ TD_MAYBE_UNUSED static td_status compb_float_atan2(const td_tensor *a, const td_
     td_tensor *td_t31 = NULL;
     td_tensor *td_t32 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
-        td_st = td_float_zeros(b->device, b->shape.dims, b->shape.ndim, &td_t2);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(b->device, b->shape.dims, b->shape.ndim, &td_t2) : td_float_zeros_dtype(b->device, a->dtype, b->shape.dims, b->shape.ndim, &td_t2));
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t1, a, &td_t3);
     if (td_st == TD_OK)
-        td_st = td_float_ones(a->device, a->shape.dims, a->shape.ndim, &td_t4);
+        td_st = (a->dtype == TD_F32 ? td_float_ones(a->device, a->shape.dims, a->shape.ndim, &td_t4) : td_float_ones_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t4));
     if (td_st == TD_OK)
         td_st = td_float_div(td_t4, a, &td_t5);
     if (td_st == TD_OK)
@@ -74559,7 +74559,7 @@ TD_MAYBE_UNUSED static td_status compb_float_atan2(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t2, b, &td_t8);
     if (td_st == TD_OK)
-        td_st = td_float_ones(b->device, b->shape.dims, b->shape.ndim, &td_t9);
+        td_st = (a->dtype == TD_F32 ? td_float_ones(b->device, b->shape.dims, b->shape.ndim, &td_t9) : td_float_ones_dtype(b->device, a->dtype, b->shape.dims, b->shape.ndim, &td_t9));
     if (td_st == TD_OK)
         td_st = td_float_div(td_t9, b, &td_t10);
     if (td_st == TD_OK)
@@ -74571,13 +74571,13 @@ TD_MAYBE_UNUSED static td_status compb_float_atan2(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_atan(td_t13, &td_t14);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, td_t14->shape.dims, td_t14->shape.ndim, (float)(3.14159265), &td_t15);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, td_t14->shape.dims, td_t14->shape.ndim, (float)(3.14159265), &td_t15) : td_float_full_dtype(a->device, a->dtype, td_t14->shape.dims, td_t14->shape.ndim, (double)(3.14159265), &td_t15));
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, td_t14->shape.dims, td_t14->shape.ndim, (float)((-3.14159265)), &td_t16);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, td_t14->shape.dims, td_t14->shape.ndim, (float)((-3.14159265)), &td_t16) : td_float_full_dtype(a->device, a->dtype, td_t14->shape.dims, td_t14->shape.ndim, (double)((-3.14159265)), &td_t16));
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t15, td_t7, td_t16, &td_t17);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, td_t14->shape.dims, td_t14->shape.ndim, &td_t18);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, td_t14->shape.dims, td_t14->shape.ndim, &td_t18) : td_float_zeros_dtype(a->device, a->dtype, td_t14->shape.dims, td_t14->shape.ndim, &td_t18));
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t18, td_t12, td_t17, &td_t19);
     if (td_st == TD_OK)
@@ -75048,13 +75048,13 @@ TD_MAYBE_UNUSED static td_status compb_float_hypot(const td_tensor *a, const td_
     if (td_st == TD_OK)
         td_st = td_float_mul(td_t3, td_t8, &td_t9);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t10);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t10) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t10));
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t3, td_t10, &td_t11);
     if (td_st == TD_OK)
         td_st = td_float_mask_fill(td_t9, td_t11, (float)(0.0), &td_t12);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t13);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t13) : td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, &td_t13));
     if (td_st == TD_OK)
         td_st = td_float_log(td_t13, &td_t14);
     if (td_st == TD_OK)
@@ -75394,7 +75394,7 @@ TD_MAYBE_UNUSED static td_status compb_float_powi(const td_tensor *a, const td_t
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
-        td_st = td_int_into_float(b, &td_t1);
+        td_st = (a->dtype == TD_F32 ? td_int_into_float(b, &td_t1) : td_int_into_float_dtype(b, a->dtype, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_powf(a, td_t1, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
@@ -76516,15 +76516,15 @@ TD_MAYBE_UNUSED static td_status compb_float_slice_assign(const td_tensor *a, co
     if (td_st == TD_OK)
         td_st = td_float_reshape(a, td_a2, 1, &td_t5);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
+        td_st = (a->dtype == TD_F32 ? td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6) : td_float_zeros_dtype(a->device, a->dtype, td_t5->shape.dims, td_t5->shape.ndim, &td_t6));
     if (td_st == TD_OK)
-        td_st = td_float_ones(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t7);
+        td_st = (a->dtype == TD_F32 ? td_float_ones(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t7) : td_float_ones_dtype(a->device, a->dtype, td_t4->shape.dims, td_t4->shape.ndim, &td_t7));
     if (td_st == TD_OK)
         td_st = td_float_scatter_add(td_t6, (int64_t)(0), td_t4, td_t7, &td_t8);
     if (td_st == TD_OK)
         td_st = td_float_greater_elem(td_t8, (float)(0.5), &td_t9);
     if (td_st == TD_OK)
-        td_st = td_float_full(a->device, td_t5->shape.dims, td_t5->shape.ndim, (float)((-0.0)), &td_t10);
+        td_st = (a->dtype == TD_F32 ? td_float_full(a->device, td_t5->shape.dims, td_t5->shape.ndim, (float)((-0.0)), &td_t10) : td_float_full_dtype(a->device, a->dtype, td_t5->shape.dims, td_t5->shape.ndim, (double)((-0.0)), &td_t10));
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t5, td_t9, td_t10, &td_t11);
     if (td_st == TD_OK)
@@ -77266,7 +77266,7 @@ TD_MAYBE_UNUSED static td_status compb_float_gelu_backward(const td_tensor *grad
     td_tensor *td_t12 = NULL;
     td_tensor *td_t13 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = (grad->dtype == TD_F32 ? td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1) : td_float_zeros_dtype(a->device, grad->dtype, a->shape.dims, a->shape.ndim, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_equal(a, td_t1, &td_t2);
     if (td_st == TD_OK)
@@ -77821,7 +77821,7 @@ TD_MAYBE_UNUSED static td_status compb_float_conv2d(const td_tensor *x, const td
     if (td_st == TD_OK)
         td_a38[2] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a38, 3, &td_t39);
+        td_st = (x->dtype == TD_F32 ? td_float_zeros(x->device, td_a38, 3, &td_t39) : td_float_zeros_dtype(x->device, x->dtype, td_a38, 3, &td_t39));
     if (td_st == TD_OK)
         td_a39[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
@@ -78010,7 +78010,7 @@ static td_status dt_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight
     const td_tensor *const td_in[3] = { x, weight, bias };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[3] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 3 && td_st == TD_OK; i++)
@@ -78728,7 +78728,7 @@ TD_MAYBE_UNUSED static td_status compb_float_conv2d_backward_input(const td_tens
     if (td_st == TD_OK)
         td_a48[2] = (int64_t)(((int64_t)(((int64_t)(td_s6) * (int64_t)(td_s8))) + (int64_t)(1)));
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a48, 3, &td_t50);
+        td_st = (grad->dtype == TD_F32 ? td_float_zeros(x->device, td_a48, 3, &td_t50) : td_float_zeros_dtype(x->device, grad->dtype, td_a48, 3, &td_t50));
     if (td_st == TD_OK)
         td_a49[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
@@ -78854,7 +78854,7 @@ static td_status dt_cpu_float_conv2d_backward_input(const td_tensor *grad, const
     const td_tensor *const td_in[3] = { grad, weight, x };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[3] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 3 && td_st == TD_OK; i++)
@@ -79404,7 +79404,7 @@ TD_MAYBE_UNUSED static td_status compb_float_conv2d_backward_weight(const td_ten
     if (td_st == TD_OK)
         td_a38[2] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a38, 3, &td_t39);
+        td_st = (grad->dtype == TD_F32 ? td_float_zeros(x->device, td_a38, 3, &td_t39) : td_float_zeros_dtype(x->device, grad->dtype, td_a38, 3, &td_t39));
     if (td_st == TD_OK)
         td_a39[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
@@ -79570,7 +79570,7 @@ static td_status dt_cpu_float_conv2d_backward_weight(const td_tensor *grad, cons
     const td_tensor *const td_in[3] = { grad, x, weight };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[3] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 3 && td_st == TD_OK; i++)
@@ -80110,7 +80110,7 @@ TD_MAYBE_UNUSED static td_status compb_float_max_pool2d(const td_tensor *x, cons
     if (td_st == TD_OK)
         td_a38[2] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a38, 3, &td_t39);
+        td_st = (x->dtype == TD_F32 ? td_float_zeros(x->device, td_a38, 3, &td_t39) : td_float_zeros_dtype(x->device, x->dtype, td_a38, 3, &td_t39));
     if (td_st == TD_OK)
         td_st = td_float_log(td_t39, &td_t40);
     if (td_st == TD_OK)
@@ -80247,7 +80247,7 @@ static td_status dt_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kern
     const td_tensor *const td_in[1] = { x };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -80616,7 +80616,7 @@ TD_MAYBE_UNUSED static td_status compb_float_max_pool2d_backward(const td_tensor
     if (td_st == TD_OK)
         td_a13[2] = (int64_t)(((int64_t)(td_s7) + (int64_t)(1)));
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a13, 3, &td_t8);
+        td_st = (x->dtype == TD_F32 ? td_float_zeros(x->device, td_a13, 3, &td_t8) : td_float_zeros_dtype(x->device, x->dtype, td_a13, 3, &td_t8));
     if (td_st == TD_OK)
         td_a14[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
@@ -80700,7 +80700,7 @@ static td_status dt_cpu_float_max_pool2d_backward(const td_tensor *x, const td_t
     const td_tensor *const td_in[2] = { x, grad };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -81230,7 +81230,7 @@ TD_MAYBE_UNUSED static td_status compb_float_avg_pool2d(const td_tensor *x, cons
     if (td_st == TD_OK)
         td_a34[2] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a34, 3, &td_t39);
+        td_st = (x->dtype == TD_F32 ? td_float_zeros(x->device, td_a34, 3, &td_t39) : td_float_zeros_dtype(x->device, x->dtype, td_a34, 3, &td_t39));
     if (td_st == TD_OK)
         td_a35[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
@@ -81272,7 +81272,7 @@ TD_MAYBE_UNUSED static td_status compb_float_avg_pool2d(const td_tensor *x, cons
     if (td_st == TD_OK)
         td_st = td_int_add(td_t45, td_t48, &td_t49);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t49, &td_t50);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t49, &td_t50) : td_int_into_float_dtype(td_t49, x->dtype, &td_t50));
     if (td_st == TD_OK)
         td_a38[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
@@ -81396,7 +81396,7 @@ static td_status dt_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kern
     const td_tensor *const td_in[1] = { x };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[1] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 1 && td_st == TD_OK; i++)
@@ -81987,7 +81987,7 @@ TD_MAYBE_UNUSED static td_status compb_float_avg_pool2d_backward(const td_tensor
     if (td_st == TD_OK)
         td_st = td_int_add(td_t44, td_t47, &td_t48);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t48, &td_t49);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t48, &td_t49) : td_int_into_float_dtype(td_t48, x->dtype, &td_t49));
     if (td_st == TD_OK)
         td_a35[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
@@ -82025,7 +82025,7 @@ TD_MAYBE_UNUSED static td_status compb_float_avg_pool2d_backward(const td_tensor
     if (td_st == TD_OK)
         td_a38[2] = (int64_t)(((int64_t)(((int64_t)(td_s6) * (int64_t)(td_s8))) + (int64_t)(1)));
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a38, 3, &td_t54);
+        td_st = (x->dtype == TD_F32 ? td_float_zeros(x->device, td_a38, 3, &td_t54) : td_float_zeros_dtype(x->device, x->dtype, td_a38, 3, &td_t54));
     if (td_st == TD_OK)
         td_a39[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
@@ -82155,7 +82155,7 @@ static td_status dt_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_t
     const td_tensor *const td_in[2] = { x, grad };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[2] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 2 && td_st == TD_OK; i++)
@@ -82451,7 +82451,7 @@ static td_status dt_cpu_float_linear(const td_tensor *x, const td_tensor *w, con
     const td_tensor *const td_in[3] = { x, w, b };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_linear(x, w, b, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[3] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 3 && td_st == TD_OK; i++)
@@ -84828,7 +84828,7 @@ TD_MAYBE_UNUSED static td_status compb_float_attention(const td_tensor *query, c
     if (td_st == TD_OK)
         td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s2);
     if (td_st == TD_OK)
-        td_st = td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3);
+        td_st = (query->dtype == TD_F32 ? td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3) : td_float_full_dtype(query->device, query->dtype, td_a1, 1, (double)(td_s2), &td_t3));
     if (td_st == TD_OK)
         td_st = td_float_sqrt(td_t3, &td_t4);
     if (td_st == TD_OK)
@@ -84905,7 +84905,7 @@ static td_status dt_cpu_float_attention(const td_tensor *query, const td_tensor 
     const td_tensor *const td_in[3] = { query, key, value };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_attention(query, key, value, causal, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[3] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 3 && td_st == TD_OK; i++)
@@ -85225,7 +85225,7 @@ TD_MAYBE_UNUSED static td_status compb_float_attention_backward_query(const td_t
     if (td_st == TD_OK)
         td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s2);
     if (td_st == TD_OK)
-        td_st = td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3);
+        td_st = (query->dtype == TD_F32 ? td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3) : td_float_full_dtype(query->device, query->dtype, td_a1, 1, (double)(td_s2), &td_t3));
     if (td_st == TD_OK)
         td_st = td_float_sqrt(td_t3, &td_t4);
     if (td_st == TD_OK)
@@ -85265,7 +85265,7 @@ TD_MAYBE_UNUSED static td_status compb_float_attention_backward_query(const td_t
     if (td_st == TD_OK)
         td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s8);
     if (td_st == TD_OK)
-        td_st = td_float_full(query->device, td_a7, 1, (float)(td_s8), &td_t16);
+        td_st = (query->dtype == TD_F32 ? td_float_full(query->device, td_a7, 1, (float)(td_s8), &td_t16) : td_float_full_dtype(query->device, query->dtype, td_a7, 1, (double)(td_s8), &td_t16));
     if (td_st == TD_OK)
         td_st = td_float_sqrt(td_t16, &td_t17);
     if (td_st == TD_OK)
@@ -85333,7 +85333,7 @@ static td_status dt_cpu_float_attention_backward_query(const td_tensor *query, c
     const td_tensor *const td_in[5] = { query, key, value, output, grad };
     for (int i = 0; i < 5; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_attention_backward_query(query, key, value, output, grad, causal, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[5] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 5 && td_st == TD_OK; i++)
@@ -85591,7 +85591,7 @@ TD_MAYBE_UNUSED static td_status compb_float_attention_backward_key(const td_ten
     if (td_st == TD_OK)
         td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s2);
     if (td_st == TD_OK)
-        td_st = td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3);
+        td_st = (query->dtype == TD_F32 ? td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3) : td_float_full_dtype(query->device, query->dtype, td_a1, 1, (double)(td_s2), &td_t3));
     if (td_st == TD_OK)
         td_st = td_float_sqrt(td_t3, &td_t4);
     if (td_st == TD_OK)
@@ -85633,7 +85633,7 @@ TD_MAYBE_UNUSED static td_status compb_float_attention_backward_key(const td_ten
     if (td_st == TD_OK)
         td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s8);
     if (td_st == TD_OK)
-        td_st = td_float_full(query->device, td_a7, 1, (float)(td_s8), &td_t17);
+        td_st = (query->dtype == TD_F32 ? td_float_full(query->device, td_a7, 1, (float)(td_s8), &td_t17) : td_float_full_dtype(query->device, query->dtype, td_a7, 1, (double)(td_s8), &td_t17));
     if (td_st == TD_OK)
         td_st = td_float_sqrt(td_t17, &td_t18);
     if (td_st == TD_OK)
@@ -85702,7 +85702,7 @@ static td_status dt_cpu_float_attention_backward_key(const td_tensor *query, con
     const td_tensor *const td_in[5] = { query, key, value, output, grad };
     for (int i = 0; i < 5; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_attention_backward_key(query, key, value, output, grad, causal, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[5] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 5 && td_st == TD_OK; i++)
@@ -85949,7 +85949,7 @@ TD_MAYBE_UNUSED static td_status compb_float_attention_backward_value(const td_t
     if (td_st == TD_OK)
         td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s2);
     if (td_st == TD_OK)
-        td_st = td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3);
+        td_st = (query->dtype == TD_F32 ? td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3) : td_float_full_dtype(query->device, query->dtype, td_a1, 1, (double)(td_s2), &td_t3));
     if (td_st == TD_OK)
         td_st = td_float_sqrt(td_t3, &td_t4);
     if (td_st == TD_OK)
@@ -86029,7 +86029,7 @@ static td_status dt_cpu_float_attention_backward_value(const td_tensor *query, c
     const td_tensor *const td_in[5] = { query, key, value, output, grad };
     for (int i = 0; i < 5; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_attention_backward_value(query, key, value, output, grad, causal, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[5] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 5 && td_st == TD_OK; i++)
@@ -86283,7 +86283,7 @@ TD_MAYBE_UNUSED static td_status compb_float_attention_backward(const td_tensor 
     if (td_st == TD_OK)
         td_a4[0] = (int64_t)(((int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2))) + (int64_t)(td_s3)));
     if (td_st == TD_OK)
-        td_st = td_float_zeros(query->device, td_a4, 1, &td_t1);
+        td_st = (query->dtype == TD_F32 ? td_float_zeros(query->device, td_a4, 1, &td_t1) : td_float_zeros_dtype(query->device, query->dtype, td_a4, 1, &td_t1));
     if (td_st == TD_OK)
         td_st = td_float_attention_backward_query(query, key, value, output, grad, (int64_t)(causal), &td_t2);
     if (td_st == TD_OK)
@@ -86375,7 +86375,7 @@ static td_status dt_cpu_float_attention_backward(const td_tensor *query, const t
     const td_tensor *const td_in[5] = { query, key, value, output, grad };
     for (int i = 0; i < 5; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+            return (((1u << TD_F64)) >> td_in[i]->dtype) & 1u ? comp_float_attention_backward(query, key, value, output, grad, causal, td_shape_out, td_ctx, out) : td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
     td_tensor *td_v[5] = { NULL };
     td_status td_st = TD_OK;
     for (int i = 0; i < 5 && td_st == TD_OK; i++)
@@ -86621,7 +86621,7 @@ TD_MAYBE_UNUSED static td_status compb_float_attention_masked(const td_tensor *q
     if (td_st == TD_OK)
         td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s2);
     if (td_st == TD_OK)
-        td_st = td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3);
+        td_st = (query->dtype == TD_F32 ? td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3) : td_float_full_dtype(query->device, query->dtype, td_a1, 1, (double)(td_s2), &td_t3));
     if (td_st == TD_OK)
         td_st = td_float_sqrt(td_t3, &td_t4);
     if (td_st == TD_OK)
@@ -87674,7 +87674,7 @@ TD_MAYBE_UNUSED static td_status compb_float_adaptive_avg_pool1d(const td_tensor
     if (td_st == TD_OK)
         td_st = td_int_reshape(td_t20, td_a12, 2, &td_t21);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t21, &td_t22);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t21, &td_t22) : td_int_into_float_dtype(td_t21, x->dtype, &td_t22));
     if (td_st == TD_OK)
         td_st = td_float_div(td_t19, td_t22, &td_t23);
     if (td_st == TD_OK)
@@ -88050,7 +88050,7 @@ TD_MAYBE_UNUSED static td_status compb_float_adaptive_avg_pool2d(const td_tensor
     if (td_st == TD_OK)
         td_st = td_int_reshape(td_t21, td_a18, 3, &td_t22);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t22, &td_t23);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t22, &td_t23) : td_int_into_float_dtype(td_t22, x->dtype, &td_t23));
     if (td_st == TD_OK)
         td_st = td_float_div(td_t20, td_t23, &td_t24);
     if (td_st == TD_OK)
@@ -88142,7 +88142,7 @@ TD_MAYBE_UNUSED static td_status compb_float_adaptive_avg_pool2d(const td_tensor
     if (td_st == TD_OK)
         td_st = td_int_reshape(td_t45, td_a30, 2, &td_t46);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t46, &td_t47);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t46, &td_t47) : td_int_into_float_dtype(td_t46, x->dtype, &td_t47));
     if (td_st == TD_OK)
         td_st = td_float_div(td_t44, td_t47, &td_t48);
     if (td_st == TD_OK)
@@ -88401,7 +88401,7 @@ TD_MAYBE_UNUSED static td_status compb_float_interpolate2d_nearest(const td_tens
     if (td_st == TD_OK)
         td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s5), (int64_t)(1), &td_t1);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t1, &td_t2);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t1, &td_t2) : td_int_into_float_dtype(td_t1, x->dtype, &td_t2));
     if (td_st == TD_OK)
         td_st = td_array_at(td_opname, output_size, output_size_len, (int64_t)(0), &td_s6);
     if (td_st == TD_OK)
@@ -88417,7 +88417,7 @@ TD_MAYBE_UNUSED static td_status compb_float_interpolate2d_nearest(const td_tens
     if (td_st == TD_OK)
         td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s7), (int64_t)(1), &td_t7);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t7, &td_t8);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t7, &td_t8) : td_int_into_float_dtype(td_t7, x->dtype, &td_t8));
     if (td_st == TD_OK)
         td_st = td_array_at(td_opname, output_size, output_size_len, (int64_t)(1), &td_s8);
     if (td_st == TD_OK)
@@ -88650,12 +88650,13 @@ TD_MAYBE_UNUSED static td_status compb_float_interpolate2d_bilinear(const td_ten
     int64_t td_s6 = 0;
     int64_t td_s7 = 0;
     int64_t td_s8 = 0;
-    double td_s9 = 0;
+    int64_t td_s9 = 0;
     int64_t td_s10 = 0;
-    double td_s11 = 0;
+    int64_t td_s11 = 0;
     int64_t td_s12 = 0;
-    double td_s13 = 0;
-    int64_t td_a14[2] = { 0 };
+    int64_t td_s13 = 0;
+    int64_t td_s14 = 0;
+    int64_t td_a15[2] = { 0 };
     if (td_st == TD_OK)
         td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s1);
     if (td_st == TD_OK)
@@ -88673,37 +88674,39 @@ TD_MAYBE_UNUSED static td_status compb_float_interpolate2d_bilinear(const td_ten
     if (td_st == TD_OK)
         td_s8 = td_s7;
     if (td_st == TD_OK)
-        td_s9 = ((double)(0.5) * (double)(((int64_t)(1) - (int64_t)(align_corners))));
+        td_s9 = ((int64_t)(((int64_t)(align_corners) * (int64_t)(((int64_t)(td_s2) - (int64_t)(1))))) + (int64_t)(((int64_t)(((int64_t)(((int64_t)(1) - (int64_t)(align_corners))) * (int64_t)(2))) * (int64_t)(td_s2))));
     if (td_st == TD_OK)
-        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(td_s6), &td_s10);
+        td_s10 = ((int64_t)(((int64_t)(align_corners) * (int64_t)(((int64_t)(td_s4) - (int64_t)(1))))) + (int64_t)(((int64_t)(((int64_t)(((int64_t)(1) - (int64_t)(align_corners))) * (int64_t)(2))) * (int64_t)(td_s4))));
     if (td_st == TD_OK)
-        td_s11 = ((double)(((double)(((int64_t)(align_corners) * (int64_t)(((int64_t)(td_s2) - (int64_t)(1))))) / (double)(((int64_t)(((int64_t)(td_s6) - (int64_t)(1))) + (int64_t)(td_s10))))) + (double)(((double)(((int64_t)(((int64_t)(1) - (int64_t)(align_corners))) * (int64_t)(td_s2))) / (double)(td_s6))));
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(td_s6), &td_s11);
     if (td_st == TD_OK)
-        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(td_s8), &td_s12);
+        td_s12 = ((int64_t)(((int64_t)(align_corners) * (int64_t)(((int64_t)(((int64_t)(td_s6) - (int64_t)(1))) + (int64_t)(td_s11))))) + (int64_t)(((int64_t)(((int64_t)(((int64_t)(1) - (int64_t)(align_corners))) * (int64_t)(2))) * (int64_t)(td_s6))));
     if (td_st == TD_OK)
-        td_s13 = ((double)(((double)(((int64_t)(align_corners) * (int64_t)(((int64_t)(td_s4) - (int64_t)(1))))) / (double)(((int64_t)(((int64_t)(td_s8) - (int64_t)(1))) + (int64_t)(td_s12))))) + (double)(((double)(((int64_t)(((int64_t)(1) - (int64_t)(align_corners))) * (int64_t)(td_s4))) / (double)(td_s8))));
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(td_s8), &td_s13);
+    if (td_st == TD_OK)
+        td_s14 = ((int64_t)(((int64_t)(align_corners) * (int64_t)(((int64_t)(((int64_t)(td_s8) - (int64_t)(1))) + (int64_t)(td_s13))))) + (int64_t)(((int64_t)(((int64_t)(((int64_t)(1) - (int64_t)(align_corners))) * (int64_t)(2))) * (int64_t)(td_s8))));
     if (td_st == TD_OK)
         td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s6), (int64_t)(1), &td_t1);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t1, &td_t2);
+        td_st = td_int_mul_scalar(td_t1, (int32_t)(td_s9), &td_t2);
     if (td_st == TD_OK)
-        td_st = td_float_add_scalar(td_t2, (float)((float)(td_s9)), &td_t3);
+        td_st = td_int_add_scalar(td_t2, (int32_t)(((int64_t)(((int64_t)(1) - (int64_t)(align_corners))) * (int64_t)(((int64_t)(td_s2) - (int64_t)(td_s6))))), &td_t3);
     if (td_st == TD_OK)
-        td_st = td_float_mul_scalar(td_t3, (float)((float)(td_s11)), &td_t4);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t3, &td_t4) : td_int_into_float_dtype(td_t3, x->dtype, &td_t4));
     if (td_st == TD_OK)
-        td_st = td_float_add_scalar(td_t4, (float)(-(float)(td_s9)), &td_t5);
+        td_st = td_float_div_scalar(td_t4, (float)(td_s12), &td_t5);
     if (td_st == TD_OK)
         td_st = td_float_relu(td_t5, &td_t6);
     if (td_st == TD_OK)
         td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s8), (int64_t)(1), &td_t7);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t7, &td_t8);
+        td_st = td_int_mul_scalar(td_t7, (int32_t)(td_s10), &td_t8);
     if (td_st == TD_OK)
-        td_st = td_float_add_scalar(td_t8, (float)((float)(td_s9)), &td_t9);
+        td_st = td_int_add_scalar(td_t8, (int32_t)(((int64_t)(((int64_t)(1) - (int64_t)(align_corners))) * (int64_t)(((int64_t)(td_s4) - (int64_t)(td_s8))))), &td_t9);
     if (td_st == TD_OK)
-        td_st = td_float_mul_scalar(td_t9, (float)((float)(td_s13)), &td_t10);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t9, &td_t10) : td_int_into_float_dtype(td_t9, x->dtype, &td_t10));
     if (td_st == TD_OK)
-        td_st = td_float_add_scalar(td_t10, (float)(-(float)(td_s9)), &td_t11);
+        td_st = td_float_div_scalar(td_t10, (float)(td_s14), &td_t11);
     if (td_st == TD_OK)
         td_st = td_float_relu(td_t11, &td_t12);
     if (td_st == TD_OK)
@@ -88711,17 +88714,17 @@ TD_MAYBE_UNUSED static td_status compb_float_interpolate2d_bilinear(const td_ten
     if (td_st == TD_OK)
         td_st = td_float_into_int(td_t12, &td_t14);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t13, &td_t15);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t13, &td_t15) : td_int_into_float_dtype(td_t13, x->dtype, &td_t15));
     if (td_st == TD_OK)
         td_st = td_float_sub(td_t6, td_t15, &td_t16);
     if (td_st == TD_OK)
-        td_a14[0] = (int64_t)(td_s6);
+        td_a15[0] = (int64_t)(td_s6);
     if (td_st == TD_OK)
-        td_a14[1] = (int64_t)(1);
+        td_a15[1] = (int64_t)(1);
     if (td_st == TD_OK)
-        td_st = td_float_reshape(td_t16, td_a14, 2, &td_t17);
+        td_st = td_float_reshape(td_t16, td_a15, 2, &td_t17);
     if (td_st == TD_OK)
-        td_st = td_int_into_float(td_t14, &td_t18);
+        td_st = (x->dtype == TD_F32 ? td_int_into_float(td_t14, &td_t18) : td_int_into_float_dtype(td_t14, x->dtype, &td_t18));
     if (td_st == TD_OK)
         td_st = td_float_sub(td_t12, td_t18, &td_t19);
     if (td_st == TD_OK)
@@ -89033,7 +89036,7 @@ TD_MAYBE_UNUSED static td_status compb_float_conv_transpose2d(const td_tensor *x
     if (td_st == TD_OK)
         td_a14[3] = (int64_t)(td_s12);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a14, 4, &td_t1);
+        td_st = (x->dtype == TD_F32 ? td_float_zeros(x->device, td_a14, 4, &td_t1) : td_float_zeros_dtype(x->device, x->dtype, td_a14, 4, &td_t1));
     if (td_st == TD_OK)
         td_a15[0] = (int64_t)(0);
     if (td_st == TD_OK)

@@ -343,6 +343,24 @@ static void test_float_log_sigmoid_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_sigmoid, (int)(sizeof dcases_float_log_sigmoid / sizeof dcases_float_log_sigmoid[0]));
 }
 
+/* float_log_sigmoid in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_log_sigmoid_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_sigmoid",
+        .run = cmp_float_log_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2548686655u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_sigmoid, (int)(sizeof dcases_float_log_sigmoid / sizeof dcases_float_log_sigmoid[0]));
+}
+
 
 static td_status cmp_float_leaky_relu(const tdt_call *c)
 {
@@ -390,6 +408,25 @@ static void test_float_leaky_relu_bf16_vs_cpu(void **state)
         .seed = 2268516331u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_leaky_relu, (int)(sizeof dcases_float_leaky_relu / sizeof dcases_float_leaky_relu[0]));
+}
+
+/* float_leaky_relu in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_leaky_relu_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_leaky_relu",
+        .run = cmp_float_leaky_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "negative_slope" },
+        .nmse = 1e-07,
+        .seed = 2268516331u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_leaky_relu, (int)(sizeof dcases_float_leaky_relu / sizeof dcases_float_leaky_relu[0]));
 }
 
@@ -840,6 +877,24 @@ static void test_float_sinh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sinh, (int)(sizeof dcases_float_sinh / sizeof dcases_float_sinh[0]));
 }
 
+/* float_sinh in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_sinh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sinh",
+        .run = cmp_float_sinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 563779404u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sinh, (int)(sizeof dcases_float_sinh / sizeof dcases_float_sinh[0]));
+}
+
 
 static td_status cmp_float_tan(const tdt_call *c)
 {
@@ -956,6 +1011,25 @@ static void test_float_asinh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asinh, (int)(sizeof dcases_float_asinh / sizeof dcases_float_asinh[0]));
 }
 
+/* float_asinh in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_asinh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asinh",
+        .run = cmp_float_asinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 2648110503u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asinh, (int)(sizeof dcases_float_asinh / sizeof dcases_float_asinh[0]));
+}
+
 
 static td_status cmp_float_acosh(const tdt_call *c)
 {
@@ -1001,6 +1075,24 @@ static void test_float_acosh_bf16_vs_cpu(void **state)
         .seed = 3314833012u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acosh, (int)(sizeof dcases_float_acosh / sizeof dcases_float_acosh[0]));
+}
+
+/* float_acosh in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_acosh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acosh",
+        .run = cmp_float_acosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3314833012u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acosh, (int)(sizeof dcases_float_acosh / sizeof dcases_float_acosh[0]));
 }
 
@@ -1382,6 +1474,24 @@ static void test_float_sign_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sign, (int)(sizeof dcases_float_sign / sizeof dcases_float_sign[0]));
 }
 
+/* float_sign in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_sign_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sign",
+        .run = cmp_float_sign,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1102193403u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sign, (int)(sizeof dcases_float_sign / sizeof dcases_float_sign[0]));
+}
+
 
 static td_status cmp_float_erf(const tdt_call *c)
 {
@@ -1559,6 +1669,24 @@ static void test_float_recip_bf16_vs_cpu(void **state)
         .seed = 1322968353u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_recip, (int)(sizeof dcases_float_recip / sizeof dcases_float_recip[0]));
+}
+
+/* float_recip in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_recip_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_recip",
+        .run = cmp_float_recip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1322968353u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_recip, (int)(sizeof dcases_float_recip / sizeof dcases_float_recip[0]));
 }
 
@@ -1819,6 +1947,25 @@ static void test_float_div_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_div_scalar, (int)(sizeof dcases_float_div_scalar / sizeof dcases_float_div_scalar[0]));
 }
 
+/* float_div_scalar in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_div_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div_scalar",
+        .run = cmp_float_div_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3184346706u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_div_scalar, (int)(sizeof dcases_float_div_scalar / sizeof dcases_float_div_scalar[0]));
+}
+
 
 static td_status cmp_float_clamp_min(const tdt_call *c)
 {
@@ -1871,6 +2018,26 @@ static void test_float_clamp_min_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_min, (int)(sizeof dcases_float_clamp_min / sizeof dcases_float_clamp_min[0]));
 }
 
+/* float_clamp_min in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_clamp_min_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_min",
+        .run = cmp_float_clamp_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "min" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 2059318650u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_min, (int)(sizeof dcases_float_clamp_min / sizeof dcases_float_clamp_min[0]));
+}
+
 
 static td_status cmp_float_clamp_max(const tdt_call *c)
 {
@@ -1920,6 +2087,26 @@ static void test_float_clamp_max_bf16_vs_cpu(void **state)
         .seed = 1691490960u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_max, (int)(sizeof dcases_float_clamp_max / sizeof dcases_float_clamp_max[0]));
+}
+
+/* float_clamp_max in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_clamp_max_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_max",
+        .run = cmp_float_clamp_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "max" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1691490960u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_max, (int)(sizeof dcases_float_clamp_max / sizeof dcases_float_clamp_max[0]));
 }
 
@@ -2105,6 +2292,25 @@ static void test_float_equal_elem_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_equal_elem, (int)(sizeof dcases_float_equal_elem / sizeof dcases_float_equal_elem[0]));
 }
 
+/* float_equal_elem in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_equal_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal_elem",
+        .run = cmp_float_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3842648884u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_equal_elem, (int)(sizeof dcases_float_equal_elem / sizeof dcases_float_equal_elem[0]));
+}
+
 
 static td_status cmp_float_not_equal_elem(const tdt_call *c)
 {
@@ -2152,6 +2358,25 @@ static void test_float_not_equal_elem_bf16_vs_cpu(void **state)
         .seed = 1421993286u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal_elem, (int)(sizeof dcases_float_not_equal_elem / sizeof dcases_float_not_equal_elem[0]));
+}
+
+/* float_not_equal_elem in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_not_equal_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal_elem",
+        .run = cmp_float_not_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1421993286u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal_elem, (int)(sizeof dcases_float_not_equal_elem / sizeof dcases_float_not_equal_elem[0]));
 }
 
@@ -2205,6 +2430,25 @@ static void test_float_greater_elem_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_elem, (int)(sizeof dcases_float_greater_elem / sizeof dcases_float_greater_elem[0]));
 }
 
+/* float_greater_elem in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_greater_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_elem",
+        .run = cmp_float_greater_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2550030102u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_elem, (int)(sizeof dcases_float_greater_elem / sizeof dcases_float_greater_elem[0]));
+}
+
 
 static td_status cmp_float_greater_equal_elem(const tdt_call *c)
 {
@@ -2252,6 +2496,25 @@ static void test_float_greater_equal_elem_bf16_vs_cpu(void **state)
         .seed = 2759539511u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_equal_elem, (int)(sizeof dcases_float_greater_equal_elem / sizeof dcases_float_greater_equal_elem[0]));
+}
+
+/* float_greater_equal_elem in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_greater_equal_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal_elem",
+        .run = cmp_float_greater_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2759539511u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_equal_elem, (int)(sizeof dcases_float_greater_equal_elem / sizeof dcases_float_greater_equal_elem[0]));
 }
 
@@ -2305,6 +2568,25 @@ static void test_float_lower_elem_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_elem, (int)(sizeof dcases_float_lower_elem / sizeof dcases_float_lower_elem[0]));
 }
 
+/* float_lower_elem in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_lower_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_elem",
+        .run = cmp_float_lower_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2388812703u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_elem, (int)(sizeof dcases_float_lower_elem / sizeof dcases_float_lower_elem[0]));
+}
+
 
 static td_status cmp_float_lower_equal_elem(const tdt_call *c)
 {
@@ -2352,6 +2634,25 @@ static void test_float_lower_equal_elem_bf16_vs_cpu(void **state)
         .seed = 2972579934u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_equal_elem, (int)(sizeof dcases_float_lower_equal_elem / sizeof dcases_float_lower_equal_elem[0]));
+}
+
+/* float_lower_equal_elem in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_lower_equal_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal_elem",
+        .run = cmp_float_lower_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2972579934u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_equal_elem, (int)(sizeof dcases_float_lower_equal_elem / sizeof dcases_float_lower_equal_elem[0]));
 }
 
@@ -2813,6 +3114,25 @@ static void test_float_select_assign_bf16_vs_cpu(void **state)
         .seed = 2113067314u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_assign, (int)(sizeof dcases_float_select_assign / sizeof dcases_float_select_assign[0]));
+}
+
+/* float_select_assign in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_select_assign_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_assign",
+        .run = cmp_float_select_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2113067314u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_assign, (int)(sizeof dcases_float_select_assign / sizeof dcases_float_select_assign[0]));
 }
 
@@ -3625,7 +3945,7 @@ static void test_float_max_pool2d_indices_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_indices, (int)(sizeof dcases_float_max_pool2d_indices / sizeof dcases_float_max_pool2d_indices[0]));
 }
 
-/* float_max_pool2d_indices in f64: native on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d_indices in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_max_pool2d_indices_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3640,7 +3960,7 @@ static void test_float_max_pool2d_indices_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2389043675u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_indices, (int)(sizeof dcases_float_max_pool2d_indices / sizeof dcases_float_max_pool2d_indices[0]));
 }
 
@@ -3694,7 +4014,7 @@ static void test_float_max_pool1d_indices_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d_indices, (int)(sizeof dcases_float_max_pool1d_indices / sizeof dcases_float_max_pool1d_indices[0]));
 }
 
-/* float_max_pool1d_indices in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_max_pool1d_indices in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_max_pool1d_indices_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3709,7 +4029,7 @@ static void test_float_max_pool1d_indices_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1808647920u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d_indices, (int)(sizeof dcases_float_max_pool1d_indices / sizeof dcases_float_max_pool1d_indices[0]));
 }
 
@@ -4235,6 +4555,24 @@ static void test_float_any_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any, (int)(sizeof dcases_float_any / sizeof dcases_float_any[0]));
 }
 
+/* float_any in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_any_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any",
+        .run = cmp_float_any,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1844429200u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any, (int)(sizeof dcases_float_any / sizeof dcases_float_any[0]));
+}
+
 
 static td_status cmp_float_any_dim(const tdt_call *c)
 {
@@ -4282,6 +4620,25 @@ static void test_float_any_dim_bf16_vs_cpu(void **state)
         .seed = 1140471713u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any_dim, (int)(sizeof dcases_float_any_dim / sizeof dcases_float_any_dim[0]));
+}
+
+/* float_any_dim in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_any_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any_dim",
+        .run = cmp_float_any_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1140471713u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any_dim, (int)(sizeof dcases_float_any_dim / sizeof dcases_float_any_dim[0]));
 }
 
@@ -4333,6 +4690,24 @@ static void test_float_all_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all, (int)(sizeof dcases_float_all / sizeof dcases_float_all[0]));
 }
 
+/* float_all in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_all_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all",
+        .run = cmp_float_all,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1726691677u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all, (int)(sizeof dcases_float_all / sizeof dcases_float_all[0]));
+}
+
 
 static td_status cmp_float_all_dim(const tdt_call *c)
 {
@@ -4380,6 +4755,25 @@ static void test_float_all_dim_bf16_vs_cpu(void **state)
         .seed = 1851968592u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all_dim, (int)(sizeof dcases_float_all_dim / sizeof dcases_float_all_dim[0]));
+}
+
+/* float_all_dim in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_all_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all_dim",
+        .run = cmp_float_all_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1851968592u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all_dim, (int)(sizeof dcases_float_all_dim / sizeof dcases_float_all_dim[0]));
 }
 
@@ -6951,6 +7345,24 @@ static void test_float_prelu_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prelu, (int)(sizeof dcases_float_prelu / sizeof dcases_float_prelu[0]));
 }
 
+/* float_prelu in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_prelu_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prelu",
+        .run = cmp_float_prelu,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "weight" },
+        .nmse = 1e-07,
+        .seed = 3025630476u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prelu, (int)(sizeof dcases_float_prelu / sizeof dcases_float_prelu[0]));
+}
+
 
 static td_status cmp_float_cross_entropy(const tdt_call *c)
 {
@@ -6996,6 +7408,24 @@ static void test_float_cross_entropy_bf16_vs_cpu(void **state)
         .seed = 842115592u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross_entropy, (int)(sizeof dcases_float_cross_entropy / sizeof dcases_float_cross_entropy[0]));
+}
+
+/* float_cross_entropy in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_cross_entropy_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross_entropy",
+        .run = cmp_float_cross_entropy,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "logits", "targets" },
+        .nmse = 1e-07,
+        .seed = 842115592u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross_entropy, (int)(sizeof dcases_float_cross_entropy / sizeof dcases_float_cross_entropy[0]));
 }
 
@@ -8175,6 +8605,24 @@ static void test_float_hypot_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hypot, (int)(sizeof dcases_float_hypot / sizeof dcases_float_hypot[0]));
 }
 
+/* float_hypot in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_hypot_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hypot",
+        .run = cmp_float_hypot,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1802293856u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hypot, (int)(sizeof dcases_float_hypot / sizeof dcases_float_hypot[0]));
+}
+
 
 static td_status cmp_float_powi(const tdt_call *c)
 {
@@ -8220,6 +8668,24 @@ static void test_float_powi_bf16_vs_cpu(void **state)
         .seed = 3122371731u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi, (int)(sizeof dcases_float_powi / sizeof dcases_float_powi[0]));
+}
+
+/* float_powi in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_powi_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi",
+        .run = cmp_float_powi,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3122371731u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi, (int)(sizeof dcases_float_powi / sizeof dcases_float_powi[0]));
 }
 
@@ -8607,6 +9073,24 @@ static void test_float_gelu_backward_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu_backward, (int)(sizeof dcases_float_gelu_backward / sizeof dcases_float_gelu_backward[0]));
 }
 
+/* float_gelu_backward in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_gelu_backward_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gelu_backward",
+        .run = cmp_float_gelu_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "a" },
+        .nmse = 1e-07,
+        .seed = 3475365275u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu_backward, (int)(sizeof dcases_float_gelu_backward / sizeof dcases_float_gelu_backward[0]));
+}
+
 
 static td_status cmp_float_conv2d(const tdt_call *c)
 {
@@ -8659,7 +9143,7 @@ static void test_float_conv2d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d, (int)(sizeof dcases_float_conv2d / sizeof dcases_float_conv2d[0]));
 }
 
-/* float_conv2d in f64: native on vulkan; reference: the cpu in f32 */
+/* float_conv2d in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_conv2d_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -8675,7 +9159,7 @@ static void test_float_conv2d_f64_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 1436481466u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d, (int)(sizeof dcases_float_conv2d / sizeof dcases_float_conv2d[0]));
 }
 
@@ -8731,7 +9215,7 @@ static void test_float_conv2d_backward_input_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_input, (int)(sizeof dcases_float_conv2d_backward_input / sizeof dcases_float_conv2d_backward_input[0]));
 }
 
-/* float_conv2d_backward_input in f64: native on vulkan; reference: the cpu in f32 */
+/* float_conv2d_backward_input in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_conv2d_backward_input_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -8747,7 +9231,7 @@ static void test_float_conv2d_backward_input_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3161120037u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_input, (int)(sizeof dcases_float_conv2d_backward_input / sizeof dcases_float_conv2d_backward_input[0]));
 }
 
@@ -8803,7 +9287,7 @@ static void test_float_conv2d_backward_weight_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_weight, (int)(sizeof dcases_float_conv2d_backward_weight / sizeof dcases_float_conv2d_backward_weight[0]));
 }
 
-/* float_conv2d_backward_weight in f64: native on vulkan; reference: the cpu in f32 */
+/* float_conv2d_backward_weight in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_conv2d_backward_weight_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -8819,7 +9303,7 @@ static void test_float_conv2d_backward_weight_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 356700995u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_weight, (int)(sizeof dcases_float_conv2d_backward_weight / sizeof dcases_float_conv2d_backward_weight[0]));
 }
 
@@ -8873,7 +9357,7 @@ static void test_float_max_pool2d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d, (int)(sizeof dcases_float_max_pool2d / sizeof dcases_float_max_pool2d[0]));
 }
 
-/* float_max_pool2d in f64: native on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_max_pool2d_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -8888,7 +9372,7 @@ static void test_float_max_pool2d_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1477014925u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d, (int)(sizeof dcases_float_max_pool2d / sizeof dcases_float_max_pool2d[0]));
 }
 
@@ -8942,7 +9426,7 @@ static void test_float_max_pool2d_backward_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_backward, (int)(sizeof dcases_float_max_pool2d_backward / sizeof dcases_float_max_pool2d_backward[0]));
 }
 
-/* float_max_pool2d_backward in f64: native on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d_backward in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_max_pool2d_backward_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -8957,7 +9441,7 @@ static void test_float_max_pool2d_backward_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 533303347u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_backward, (int)(sizeof dcases_float_max_pool2d_backward / sizeof dcases_float_max_pool2d_backward[0]));
 }
 
@@ -9013,7 +9497,7 @@ static void test_float_avg_pool2d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d, (int)(sizeof dcases_float_avg_pool2d / sizeof dcases_float_avg_pool2d[0]));
 }
 
-/* float_avg_pool2d in f64: native on vulkan; reference: the cpu in f32 */
+/* float_avg_pool2d in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_avg_pool2d_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -9029,7 +9513,7 @@ static void test_float_avg_pool2d_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3127141931u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d, (int)(sizeof dcases_float_avg_pool2d / sizeof dcases_float_avg_pool2d[0]));
 }
 
@@ -9085,7 +9569,7 @@ static void test_float_avg_pool2d_backward_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d_backward, (int)(sizeof dcases_float_avg_pool2d_backward / sizeof dcases_float_avg_pool2d_backward[0]));
 }
 
-/* float_avg_pool2d_backward in f64: native on vulkan; reference: the cpu in f32 */
+/* float_avg_pool2d_backward in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_avg_pool2d_backward_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -9101,7 +9585,7 @@ static void test_float_avg_pool2d_backward_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 835579349u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d_backward, (int)(sizeof dcases_float_avg_pool2d_backward / sizeof dcases_float_avg_pool2d_backward[0]));
 }
 
@@ -9153,7 +9637,7 @@ static void test_float_linear_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_linear, (int)(sizeof dcases_float_linear / sizeof dcases_float_linear[0]));
 }
 
-/* float_linear in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_linear in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_linear_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -9167,7 +9651,7 @@ static void test_float_linear_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1887866103u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_linear, (int)(sizeof dcases_float_linear / sizeof dcases_float_linear[0]));
 }
 
@@ -9704,6 +10188,25 @@ static void test_float_attention_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention, (int)(sizeof dcases_float_attention / sizeof dcases_float_attention[0]));
 }
 
+/* float_attention in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_attention_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention",
+        .run = cmp_float_attention,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 2839299644u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention, (int)(sizeof dcases_float_attention / sizeof dcases_float_attention[0]));
+}
+
 
 static td_status cmp_float_attention_backward_query(const tdt_call *c)
 {
@@ -9751,6 +10254,25 @@ static void test_float_attention_backward_query_bf16_vs_cpu(void **state)
         .seed = 951094467u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_query, (int)(sizeof dcases_float_attention_backward_query / sizeof dcases_float_attention_backward_query[0]));
+}
+
+/* float_attention_backward_query in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_attention_backward_query_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward_query",
+        .run = cmp_float_attention_backward_query,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 951094467u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_query, (int)(sizeof dcases_float_attention_backward_query / sizeof dcases_float_attention_backward_query[0]));
 }
 
@@ -9804,6 +10326,25 @@ static void test_float_attention_backward_key_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_key, (int)(sizeof dcases_float_attention_backward_key / sizeof dcases_float_attention_backward_key[0]));
 }
 
+/* float_attention_backward_key in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_attention_backward_key_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward_key",
+        .run = cmp_float_attention_backward_key,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 2598043724u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_key, (int)(sizeof dcases_float_attention_backward_key / sizeof dcases_float_attention_backward_key[0]));
+}
+
 
 static td_status cmp_float_attention_backward_value(const tdt_call *c)
 {
@@ -9851,6 +10392,25 @@ static void test_float_attention_backward_value_bf16_vs_cpu(void **state)
         .seed = 1760938154u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_value, (int)(sizeof dcases_float_attention_backward_value / sizeof dcases_float_attention_backward_value[0]));
+}
+
+/* float_attention_backward_value in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_attention_backward_value_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward_value",
+        .run = cmp_float_attention_backward_value,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 1760938154u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_value, (int)(sizeof dcases_float_attention_backward_value / sizeof dcases_float_attention_backward_value[0]));
 }
 
@@ -9904,6 +10464,25 @@ static void test_float_attention_backward_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward, (int)(sizeof dcases_float_attention_backward / sizeof dcases_float_attention_backward[0]));
 }
 
+/* float_attention_backward in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_attention_backward_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward",
+        .run = cmp_float_attention_backward,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 975667512u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward, (int)(sizeof dcases_float_attention_backward / sizeof dcases_float_attention_backward[0]));
+}
+
 
 static td_status cmp_float_attention_masked(const tdt_call *c)
 {
@@ -9951,6 +10530,25 @@ static void test_float_attention_masked_bf16_vs_cpu(void **state)
         .seed = 1880265116u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_masked, (int)(sizeof dcases_float_attention_masked / sizeof dcases_float_attention_masked[0]));
+}
+
+/* float_attention_masked in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_attention_masked_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_masked",
+        .run = cmp_float_attention_masked,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "mask" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 1880265116u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_masked, (int)(sizeof dcases_float_attention_masked / sizeof dcases_float_attention_masked[0]));
 }
 
@@ -10004,7 +10602,7 @@ static void test_float_conv1d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv1d, (int)(sizeof dcases_float_conv1d / sizeof dcases_float_conv1d[0]));
 }
 
-/* float_conv1d in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_conv1d in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_conv1d_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -10019,7 +10617,7 @@ static void test_float_conv1d_f64_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 664563897u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv1d, (int)(sizeof dcases_float_conv1d / sizeof dcases_float_conv1d[0]));
 }
 
@@ -10073,7 +10671,7 @@ static void test_float_max_pool1d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d, (int)(sizeof dcases_float_max_pool1d / sizeof dcases_float_max_pool1d[0]));
 }
 
-/* float_max_pool1d in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_max_pool1d in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_max_pool1d_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -10088,7 +10686,7 @@ static void test_float_max_pool1d_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 906722974u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d, (int)(sizeof dcases_float_max_pool1d / sizeof dcases_float_max_pool1d[0]));
 }
 
@@ -10142,7 +10740,7 @@ static void test_float_avg_pool1d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool1d, (int)(sizeof dcases_float_avg_pool1d / sizeof dcases_float_avg_pool1d[0]));
 }
 
-/* float_avg_pool1d in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_avg_pool1d in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_avg_pool1d_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -10157,7 +10755,7 @@ static void test_float_avg_pool1d_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3361587312u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool1d, (int)(sizeof dcases_float_avg_pool1d / sizeof dcases_float_avg_pool1d[0]));
 }
 
@@ -10211,6 +10809,25 @@ static void test_float_adaptive_avg_pool1d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_adaptive_avg_pool1d, (int)(sizeof dcases_float_adaptive_avg_pool1d / sizeof dcases_float_adaptive_avg_pool1d[0]));
 }
 
+/* float_adaptive_avg_pool1d in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_adaptive_avg_pool1d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_adaptive_avg_pool1d",
+        .run = cmp_float_adaptive_avg_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "output_size" },
+        .nmse = 1e-06,
+        .seed = 3045352807u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_adaptive_avg_pool1d, (int)(sizeof dcases_float_adaptive_avg_pool1d / sizeof dcases_float_adaptive_avg_pool1d[0]));
+}
+
 
 static td_status cmp_float_adaptive_avg_pool2d(const tdt_call *c)
 {
@@ -10258,6 +10875,25 @@ static void test_float_adaptive_avg_pool2d_bf16_vs_cpu(void **state)
         .seed = 2206030572u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_adaptive_avg_pool2d, (int)(sizeof dcases_float_adaptive_avg_pool2d / sizeof dcases_float_adaptive_avg_pool2d[0]));
+}
+
+/* float_adaptive_avg_pool2d in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_adaptive_avg_pool2d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_adaptive_avg_pool2d",
+        .run = cmp_float_adaptive_avg_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-06,
+        .seed = 2206030572u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_adaptive_avg_pool2d, (int)(sizeof dcases_float_adaptive_avg_pool2d / sizeof dcases_float_adaptive_avg_pool2d[0]));
 }
 
@@ -10382,6 +11018,26 @@ static void test_float_interpolate2d_bilinear_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_bilinear, (int)(sizeof dcases_float_interpolate2d_bilinear / sizeof dcases_float_interpolate2d_bilinear[0]));
 }
 
+/* float_interpolate2d_bilinear in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_interpolate2d_bilinear_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_bilinear",
+        .run = cmp_float_interpolate2d_bilinear,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .int_names = { "align_corners" },
+        .nmse = 1e-06,
+        .seed = 3217283180u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_bilinear, (int)(sizeof dcases_float_interpolate2d_bilinear / sizeof dcases_float_interpolate2d_bilinear[0]));
+}
+
 
 static td_status cmp_float_conv_transpose2d(const tdt_call *c)
 {
@@ -10431,6 +11087,26 @@ static void test_float_conv_transpose2d_bf16_vs_cpu(void **state)
         .seed = 4143474122u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv_transpose2d, (int)(sizeof dcases_float_conv_transpose2d / sizeof dcases_float_conv_transpose2d[0]));
+}
+
+/* float_conv_transpose2d in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_conv_transpose2d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv_transpose2d",
+        .run = cmp_float_conv_transpose2d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .array_names = { "stride", "padding", "output_padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-06,
+        .seed = 4143474122u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv_transpose2d, (int)(sizeof dcases_float_conv_transpose2d / sizeof dcases_float_conv_transpose2d[0]));
 }
 
@@ -10709,7 +11385,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 465 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 165, bf16 165, f64 129, i64 2, i8 2, u8 2); 37 claimed cells not generated: 31 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 501 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 165, bf16 165, f64 165, i64 2, i8 2, u8 2); 37 claimed cells not generated: 31 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -10739,8 +11415,10 @@ int main(void)
         TDT_TEST(test_float_softmin_f64_vs_cpu),
         TDT_TEST(test_float_log_sigmoid_f16_vs_cpu),
         TDT_TEST(test_float_log_sigmoid_bf16_vs_cpu),
+        TDT_TEST(test_float_log_sigmoid_f64_vs_cpu),
         TDT_TEST(test_float_leaky_relu_f16_vs_cpu),
         TDT_TEST(test_float_leaky_relu_bf16_vs_cpu),
+        TDT_TEST(test_float_leaky_relu_f64_vs_cpu),
         TDT_TEST(test_float_hard_sigmoid_f16_vs_cpu),
         TDT_TEST(test_float_hard_sigmoid_bf16_vs_cpu),
         TDT_TEST(test_float_hard_sigmoid_f64_vs_cpu),
@@ -10761,13 +11439,16 @@ int main(void)
         TDT_TEST(test_float_cosh_f64_vs_cpu),
         TDT_TEST(test_float_sinh_f16_vs_cpu),
         TDT_TEST(test_float_sinh_bf16_vs_cpu),
+        TDT_TEST(test_float_sinh_f64_vs_cpu),
         TDT_TEST(test_float_tan_f16_vs_cpu),
         TDT_TEST(test_float_tan_bf16_vs_cpu),
         TDT_TEST(test_float_tan_f64_vs_cpu),
         TDT_TEST(test_float_asinh_f16_vs_cpu),
         TDT_TEST(test_float_asinh_bf16_vs_cpu),
+        TDT_TEST(test_float_asinh_f64_vs_cpu),
         TDT_TEST(test_float_acosh_f16_vs_cpu),
         TDT_TEST(test_float_acosh_bf16_vs_cpu),
+        TDT_TEST(test_float_acosh_f64_vs_cpu),
         TDT_TEST(test_float_atanh_f16_vs_cpu),
         TDT_TEST(test_float_atanh_bf16_vs_cpu),
         TDT_TEST(test_float_atanh_f64_vs_cpu),
@@ -10785,6 +11466,7 @@ int main(void)
         TDT_TEST(test_float_trunc_f64_vs_cpu),
         TDT_TEST(test_float_sign_f16_vs_cpu),
         TDT_TEST(test_float_sign_bf16_vs_cpu),
+        TDT_TEST(test_float_sign_f64_vs_cpu),
         TDT_TEST(test_float_erf_f16_vs_cpu),
         TDT_TEST(test_float_erf_bf16_vs_cpu),
         TDT_TEST(test_float_erf_f64_vs_cpu),
@@ -10793,6 +11475,7 @@ int main(void)
         TDT_TEST(test_float_log1p_f64_vs_cpu),
         TDT_TEST(test_float_recip_f16_vs_cpu),
         TDT_TEST(test_float_recip_bf16_vs_cpu),
+        TDT_TEST(test_float_recip_f64_vs_cpu),
         TDT_TEST(test_float_powi_scalar_f16_vs_cpu),
         TDT_TEST(test_float_powi_scalar_bf16_vs_cpu),
         TDT_TEST(test_float_powi_scalar_f64_vs_cpu),
@@ -10804,10 +11487,13 @@ int main(void)
         TDT_TEST(test_float_sub_scalar_f64_vs_cpu),
         TDT_TEST(test_float_div_scalar_f16_vs_cpu),
         TDT_TEST(test_float_div_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_div_scalar_f64_vs_cpu),
         TDT_TEST(test_float_clamp_min_f16_vs_cpu),
         TDT_TEST(test_float_clamp_min_bf16_vs_cpu),
+        TDT_TEST(test_float_clamp_min_f64_vs_cpu),
         TDT_TEST(test_float_clamp_max_f16_vs_cpu),
         TDT_TEST(test_float_clamp_max_bf16_vs_cpu),
+        TDT_TEST(test_float_clamp_max_f64_vs_cpu),
         TDT_TEST(test_float_is_nan_f16_vs_cpu),
         TDT_TEST(test_float_is_nan_bf16_vs_cpu),
         TDT_TEST(test_float_is_nan_f64_vs_cpu),
@@ -10816,16 +11502,22 @@ int main(void)
         TDT_TEST(test_float_is_inf_f64_vs_cpu),
         TDT_TEST(test_float_equal_elem_f16_vs_cpu),
         TDT_TEST(test_float_equal_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_equal_elem_f64_vs_cpu),
         TDT_TEST(test_float_not_equal_elem_f16_vs_cpu),
         TDT_TEST(test_float_not_equal_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_not_equal_elem_f64_vs_cpu),
         TDT_TEST(test_float_greater_elem_f16_vs_cpu),
         TDT_TEST(test_float_greater_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_greater_elem_f64_vs_cpu),
         TDT_TEST(test_float_greater_equal_elem_f16_vs_cpu),
         TDT_TEST(test_float_greater_equal_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_greater_equal_elem_f64_vs_cpu),
         TDT_TEST(test_float_lower_elem_f16_vs_cpu),
         TDT_TEST(test_float_lower_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_lower_elem_f64_vs_cpu),
         TDT_TEST(test_float_lower_equal_elem_f16_vs_cpu),
         TDT_TEST(test_float_lower_equal_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_lower_equal_elem_f64_vs_cpu),
         TDT_TEST(test_float_square_f16_vs_cpu),
         TDT_TEST(test_float_square_bf16_vs_cpu),
         TDT_TEST(test_float_square_f64_vs_cpu),
@@ -10846,6 +11538,7 @@ int main(void)
         TDT_TEST(test_float_scatter_assign_f64_vs_cpu),
         TDT_TEST(test_float_select_assign_f16_vs_cpu),
         TDT_TEST(test_float_select_assign_bf16_vs_cpu),
+        TDT_TEST(test_float_select_assign_f64_vs_cpu),
         TDT_TEST(test_float_reshape_f16_vs_cpu),
         TDT_TEST(test_float_reshape_bf16_vs_cpu),
         TDT_TEST(test_float_reshape_f64_vs_cpu),
@@ -10908,12 +11601,16 @@ int main(void)
         TDT_TEST(test_float_max_abs_dim_f64_vs_cpu),
         TDT_TEST(test_float_any_f16_vs_cpu),
         TDT_TEST(test_float_any_bf16_vs_cpu),
+        TDT_TEST(test_float_any_f64_vs_cpu),
         TDT_TEST(test_float_any_dim_f16_vs_cpu),
         TDT_TEST(test_float_any_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_any_dim_f64_vs_cpu),
         TDT_TEST(test_float_all_f16_vs_cpu),
         TDT_TEST(test_float_all_bf16_vs_cpu),
+        TDT_TEST(test_float_all_f64_vs_cpu),
         TDT_TEST(test_float_all_dim_f16_vs_cpu),
         TDT_TEST(test_float_all_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_all_dim_f64_vs_cpu),
         TDT_TEST(test_float_cumsum_f16_vs_cpu),
         TDT_TEST(test_float_cumsum_bf16_vs_cpu),
         TDT_TEST(test_float_cumsum_f64_vs_cpu),
@@ -11027,8 +11724,10 @@ int main(void)
         TDT_TEST(test_float_into_data_f64_vs_cpu),
         TDT_TEST(test_float_prelu_f16_vs_cpu),
         TDT_TEST(test_float_prelu_bf16_vs_cpu),
+        TDT_TEST(test_float_prelu_f64_vs_cpu),
         TDT_TEST(test_float_cross_entropy_f16_vs_cpu),
         TDT_TEST(test_float_cross_entropy_bf16_vs_cpu),
+        TDT_TEST(test_float_cross_entropy_f64_vs_cpu),
         TDT_TEST(test_float_add_f16_vs_cpu),
         TDT_TEST(test_float_add_bf16_vs_cpu),
         TDT_TEST(test_float_add_f64_vs_cpu),
@@ -11082,8 +11781,10 @@ int main(void)
         TDT_TEST(test_float_atan2_f64_vs_cpu),
         TDT_TEST(test_float_hypot_f16_vs_cpu),
         TDT_TEST(test_float_hypot_bf16_vs_cpu),
+        TDT_TEST(test_float_hypot_f64_vs_cpu),
         TDT_TEST(test_float_powi_f16_vs_cpu),
         TDT_TEST(test_float_powi_bf16_vs_cpu),
+        TDT_TEST(test_float_powi_f64_vs_cpu),
         TDT_TEST(test_float_remainder_f16_vs_cpu),
         TDT_TEST(test_float_remainder_bf16_vs_cpu),
         TDT_TEST(test_float_remainder_f64_vs_cpu),
@@ -11101,6 +11802,7 @@ int main(void)
         TDT_TEST(test_float_cross_f64_vs_cpu),
         TDT_TEST(test_float_gelu_backward_f16_vs_cpu),
         TDT_TEST(test_float_gelu_backward_bf16_vs_cpu),
+        TDT_TEST(test_float_gelu_backward_f64_vs_cpu),
         TDT_TEST(test_float_conv2d_f16_vs_cpu),
         TDT_TEST(test_float_conv2d_bf16_vs_cpu),
         TDT_TEST(test_float_conv2d_f64_vs_cpu),
@@ -11148,16 +11850,22 @@ int main(void)
         TDT_TEST(test_float_embedding_f64_vs_cpu),
         TDT_TEST(test_float_attention_f16_vs_cpu),
         TDT_TEST(test_float_attention_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_f64_vs_cpu),
         TDT_TEST(test_float_attention_backward_query_f16_vs_cpu),
         TDT_TEST(test_float_attention_backward_query_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_query_f64_vs_cpu),
         TDT_TEST(test_float_attention_backward_key_f16_vs_cpu),
         TDT_TEST(test_float_attention_backward_key_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_key_f64_vs_cpu),
         TDT_TEST(test_float_attention_backward_value_f16_vs_cpu),
         TDT_TEST(test_float_attention_backward_value_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_value_f64_vs_cpu),
         TDT_TEST(test_float_attention_backward_f16_vs_cpu),
         TDT_TEST(test_float_attention_backward_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_f64_vs_cpu),
         TDT_TEST(test_float_attention_masked_f16_vs_cpu),
         TDT_TEST(test_float_attention_masked_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_masked_f64_vs_cpu),
         TDT_TEST(test_float_conv1d_f16_vs_cpu),
         TDT_TEST(test_float_conv1d_bf16_vs_cpu),
         TDT_TEST(test_float_conv1d_f64_vs_cpu),
@@ -11169,15 +11877,19 @@ int main(void)
         TDT_TEST(test_float_avg_pool1d_f64_vs_cpu),
         TDT_TEST(test_float_adaptive_avg_pool1d_f16_vs_cpu),
         TDT_TEST(test_float_adaptive_avg_pool1d_bf16_vs_cpu),
+        TDT_TEST(test_float_adaptive_avg_pool1d_f64_vs_cpu),
         TDT_TEST(test_float_adaptive_avg_pool2d_f16_vs_cpu),
         TDT_TEST(test_float_adaptive_avg_pool2d_bf16_vs_cpu),
+        TDT_TEST(test_float_adaptive_avg_pool2d_f64_vs_cpu),
         TDT_TEST(test_float_interpolate2d_nearest_f16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_nearest_bf16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_nearest_f64_vs_cpu),
         TDT_TEST(test_float_interpolate2d_bilinear_f16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_bilinear_bf16_vs_cpu),
+        TDT_TEST(test_float_interpolate2d_bilinear_f64_vs_cpu),
         TDT_TEST(test_float_conv_transpose2d_f16_vs_cpu),
         TDT_TEST(test_float_conv_transpose2d_bf16_vs_cpu),
+        TDT_TEST(test_float_conv_transpose2d_f64_vs_cpu),
         TDT_TEST(test_float_cat_f16_vs_cpu),
         TDT_TEST(test_float_cat_bf16_vs_cpu),
         TDT_TEST(test_float_cat_f64_vs_cpu),

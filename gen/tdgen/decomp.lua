@@ -60,6 +60,11 @@ function M.compile(op, model)
   if not schema.classes[op.returns] then return nil, { "only an op that returns a tensor can be a composite" } end
 
   local plan = { lines = {}, decls = {}, calls = {}, temps = {} }
+  -- the op's first float tensor: the dtype its decomposition makes fresh float tensors in
+  local anchor
+  for _, a in ipairs(op.args) do
+    if a.t.tensor == "float" then anchor = a.name; break end
+  end
   local ntemp, nscalar = 0, 0
   local locals = {}
   local ok = true
@@ -134,10 +139,11 @@ function M.compile(op, model)
     end
     plan.calls[name] = true
     -- Dtypes (emit_support.dtype_cell): a float tensor made from no float input of the op
-    -- (float_full, int_into_float) has the default dtype; one that meets a tensor derived
-    -- from the op's float inputs in a call makes the op fail in any other float dtype that
-    -- runs piecewise (TD_E_DTYPE; today f64: f16 / bf16 run in f32 inside, opmath_args
-    -- below), and a result made only of such tensors would be f32.
+    -- has the default dtype unless a `_dtype` twin makes it (below: every such piece of the
+    -- specs today has one); one that meets a tensor derived from the op's float inputs in a
+    -- call would make the op fail in any other float dtype that runs piecewise (TD_E_DTYPE in
+    -- f64: f16 / bf16 run in f32 inside, opmath_args below), and a result made only of such
+    -- tensors would be f32: mixes_default_float marks those decompositions `-` there.
     local fresh_in, own_in = false, false
     for j, a in ipairs(target.args) do
       if a.t.tensor == "float" then
@@ -148,7 +154,27 @@ function M.compile(op, model)
     local fresh = target.returns == "float" and not own_in
     local t = temp()
     cargs[#cargs + 1] = "&" .. t
-    emit(string.format("if (td_st == TD_OK)\n        td_st = td_%s(%s);", name, table.concat(cargs, ", ")))
+    local call = string.format("td_%s(%s)", name, table.concat(cargs, ", "))
+    -- A float tensor made from nothing of the op's float inputs (float_full, int_into_float)
+    -- is made in the dtype of the op's first float tensor through the piece's `_dtype` twin
+    -- (docs/dtypes.md section 5), so that an f64 op runs its decomposition in f64; the f32
+    -- case (and f16 / bf16, whose decompositions run on f32 copies) calls the op itself.
+    local tw = target.dtype_twin
+    if fresh and anchor and tw and (tw.kind == "zeros" or tw.kind == "ones" or tw.kind == "full"
+        or tw.kind == "convert") then
+      local targs = {}
+      for j, a in ipairs(target.args) do
+        local c = a.type == "f32" and { "(double)(" .. vals[j].c .. ")" }
+          or (a.t.tensor and { vals[j].c }) or as_param(vals[j], a.type)
+        for _, x in ipairs(c) do targs[#targs + 1] = x end
+        if j == 1 then targs[#targs + 1] = anchor .. "->dtype" end
+      end
+      targs[#targs + 1] = "&" .. t
+      call = string.format("(%s->dtype == TD_F32 ? %s : td_%s_dtype(%s))", anchor, call, name,
+        table.concat(targs, ", "))
+      fresh = false
+    end
+    emit(string.format("if (td_st == TD_OK)\n        td_st = %s;", call))
     return { kind = "tensor", cls = schema.classes[target.returns] and target.returns, c = t, fresh = fresh }
   end
   local function exists(name) local o = model.op_by_name[name]; return o ~= nil and not o.broken end

@@ -962,7 +962,23 @@ local function class_has_via(cls)
   return false
 end
 
-local function emit_dtype_fallback(b, op, be, checks, kd)
+local function emit_dtype_fallback(b, model, op, be, checks, kd)
+  -- The dtypes whose cell is "composite" although the backend has a kernel (one without
+  -- them and no via: f64, the int dtypes): the op's decomposition runs there
+  -- (emit_support.dtype_cell).
+  local support = require("tdgen.emit_support")
+  support.use_model(model)
+  local comp = {}
+  for d in pairs(be.dtypes) do
+    if support.dtype_cell(op, be, d) == "composite" then comp[d] = true end
+  end
+  local unsupported = function(expr)
+    if next(comp) == nil then
+      return string.format("return td_err_dtype_unsupported(td_opname, %s, %s);", util.c_string(be.name), expr)
+    end
+    return string.format("return ((%s) >> %s->dtype) & 1u ? %s : td_err_dtype_unsupported(td_opname, %s, %s);",
+      dtypes_mod.mask(comp), expr, composite_call(op), util.c_string(be.name), expr)
+  end
   b:put("static td_status dt_%s_%s(%s)", be.name, op.name, arm_params(op))
   b:put("{")
   b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
@@ -972,7 +988,7 @@ local function emit_dtype_fallback(b, op, be, checks, kd)
     if c.list and not class_has_via(c.class) then
       -- a class without a via dtype (int, bool): nothing to convert to
       b:put("    if (!((td_dts >> %s->dtype) & 1u))", c.expr)
-      b:put("        return td_err_dtype_unsupported(td_opname, %s, %s);", util.c_string(be.name), c.expr)
+      b:put("        %s", unsupported(c.expr))
     else
       if c.list then lists[#lists + 1] = c else singles[#singles + 1] = c end
       if c.class == "float" and not low then low = c.expr end
@@ -987,7 +1003,7 @@ local function emit_dtype_fallback(b, op, be, checks, kd)
   end
   for _, c in ipairs(lists) do
     b:put("    if (!((td_dts >> %s->dtype) & 1u) && !td_dtype_via_f32(%s->dtype, td_dts))", c.expr, c.expr)
-    b:put("        return td_err_dtype_unsupported(td_opname, %s, %s);", util.c_string(be.name), c.expr)
+    b:put("        %s", unsupported(c.expr))
   end
   if n > 0 then
     local ins = {}
@@ -995,7 +1011,7 @@ local function emit_dtype_fallback(b, op, be, checks, kd)
     b:put("    const td_tensor *const td_in[%d] = { %s };", n, table.concat(ins, ", "))
     b:put("    for (int i = 0; i < %d; i++)", n)
     b:put("        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))")
-    b:put("            return td_err_dtype_unsupported(td_opname, %s, td_in[i]);", util.c_string(be.name))
+    b:put("            %s", unsupported("td_in[i]"))
     b:put("    td_tensor *td_v[%d] = { NULL };", n)
   end
   b:put("    td_status td_st = TD_OK;")
@@ -1060,7 +1076,7 @@ emit_backend_arm_body = function(b, model, op, be, impl)
     dt_checks, dt_kd = dtypes_mod.arm_checks(op, be)
     if #dt_checks > 0 then
       b:put("static td_status arm_%s_%s(%s);", be.name, op.name, arm_params(op))
-      emit_dtype_fallback(b, op, be, dt_checks, dt_kd)
+      emit_dtype_fallback(b, model, op, be, dt_checks, dt_kd)
       b:put("")
     end
   end

@@ -64,27 +64,40 @@ function M.dtype_cell(op, be, d)
       and decomp.opmath_args(op) then
       return "composite (f32 inside)"
     end
-    -- other dtypes (f64): in d where every piece of its class does
-    for n in pairs(op.decomp and op.decomp.calls or {}) do
-      local piece = model_ops[n]
-      if piece and piece ~= op and M.dtype_class(piece) == row.class and M.dtype_cell(piece, be, d) == "-" then
-        return "-"
-      end
-    end
-    -- and where no float tensor made from nothing of the op's float inputs (float_full,
-    -- int_into_float: the default dtype) meets one derived from them (gen/tdgen/decomp.lua;
-    -- found by the per-dtype comparisons, emit_dtype_tests.lua: TD_E_DTYPE in f16 / bf16,
-    -- which now run such decompositions in f32; f64 keeps the rule)
-    if row.class == "float" and not row.default and op.decomp and op.decomp.mixes_default_float then
-      return "-"
-    end
-    return "composite"
+    return M.composite_cell(op, be, d)
   end
   if op.view or dtypes.kernel_dtypes(op, be)[d] then return "native" end
   -- (a list argument's items are converted one by one: emit_c.lua's emit_dtype_fallback)
   local kd = dtypes.kernel_dtypes(op, be)
   if row.via == "f32" and not row.quantized and kd.f32 then return "via f32" end
+  -- a float kernel without the dtype and no via (f64): the decomposition, where it runs there
+  -- in d (emit_c.lua's emit_dtype_fallback calls it; the CPU's f64 convs and pools). Not the
+  -- int dtypes: int decompositions make int tensors (int_arange, int_full, index results)
+  -- in i32, which would meet an i8 input (the per-dtype comparisons: argmax, argsort)
+  if row.class == "float" and op.decomp and not row.quantized and #decomp.missing(op, be) == 0 and M.composite_cell(op, be, d) == "composite" then
+    return "composite"
+  end
   return "-"
+end
+
+-- The cell of op's decomposition in a dtype without an f32 inside (f64, the int dtypes):
+-- "composite" where every piece of its class runs in d, else "-".
+function M.composite_cell(op, be, d)
+  local schema = require("tdgen.schema")
+  local row = schema.dtype_by_name[d]
+  for n in pairs(op.decomp and op.decomp.calls or {}) do
+    local piece = model_ops[n]
+    if piece and piece ~= op and M.dtype_class(piece) == row.class and M.dtype_cell(piece, be, d) == "-" then
+      return "-"
+    end
+  end
+  -- and where no float tensor made from nothing of the op's float inputs meets one derived
+  -- from them in the default dtype (gen/tdgen/decomp.lua: such tensors are made through the
+  -- pieces' `_dtype` twins in the inputs' dtype; one no twin makes keeps the rule)
+  if row.class == "float" and not row.default and op.decomp and op.decomp.mixes_default_float then
+    return "-"
+  end
+  return "composite"
 end
 
 -- The ops dtype_cell looks composites' pieces up in (set by SUPPORT.md's tables; the

@@ -77,11 +77,8 @@ backend {
     -- q4_0 weights [n, k] on qmv.comp (its TD_HALF forms widen 16-bit activations as they load them,
     -- f32 sums rounded once into the result); f64 activations by quantized weights: TD_E_UNSUPPORTED
     float_matmul_nt = { "f32", "f16", "bf16", "f64", "q8_0", "q4_0" },
-    -- vkgap (issue 21): the f64 cells left `-` in SUPPORT.md lack no Vulkan kernel: the
-    -- collectives (none on Vulkan) and composites whose decompositions make float tensors in the default dtype
-    -- that meet the f64 input (TD_E_DTYPE; the generator's mixes_default_float rule:
-    -- docs/dtypes.md "Not built yet"). f16 / bf16 scatter_add / select_add stay via f32 on purpose
-    -- (above).
+    -- vkgap (issue 21): the f64 cells left `-` in SUPPORT.md are the collectives (none on
+    -- Vulkan). f16 / bf16 scatter_add / select_add stay via f32 on purpose (above).
     -- conv.comp, pool.comp and scan.comp in the operands' dtype (shaders/xload.glsl,
     -- vk_dispatch_dt): f16 / bf16 widened exactly, computed in f32, rounded once; f64 in double
     -- where the device has shaderFloat64 (TD_E_UNSUPPORTED naming the feature elsewhere)

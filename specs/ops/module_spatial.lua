@@ -289,19 +289,25 @@ op {
     { x = { shape = { 1, 1, 1, 4 }, data = { 0, 4, 8, 12 } }, output_size = { 1, 2 }, align_corners = 1,
       out = { shape = { 1, 1, 1, 2 }, data = { 0, 12 } } },
   },
-  -- scale (a double, rounded to float by float_mul_scalar: correctly rounded n / m) and
-  -- offset 0.5 (0 with align_corners) blended by align_corners; m - 1 + idiv(1, m) is
-  -- max(m - 1, 1).
+  -- The source position of output j is an exact integer over an exact integer, (A j + B) / D,
+  -- rounded once by float_div_scalar in the input's dtype (`/` would multiply by
+  -- a rounded reciprocal): align_corners 1: j (h - 1) /
+  -- max(mh - 1, 1) (m - 1 + idiv(1, m) is max(m - 1, 1)); 0: (j + 0.5) h / mh - 0.5 =
+  -- ((2 j + 1) h - mh) / (2 mh), clamped at 0. A quotient floors alike in every dtype (an
+  -- exact integer stays one; any other is at least 1 / D from one), so f64 and f32 pick the
+  -- same pixels and f64 gets its own precision (a float scale times j rounded differently
+  -- per dtype: the per-dtype comparisons' edge fill caught an inf picked up in f64 only).
   decompose = {
     "h = size(x, 2)",
     "w = size(x, 3)",
     "mh = at(output_size, 0)",
     "mw = at(output_size, 1)",
-    "off = 0.5 * (1 - align_corners)",
-    "sch = align_corners * (h - 1) / (mh - 1 + idiv(1, mh)) + (1 - align_corners) * h / mh",
-    "scw = align_corners * (w - 1) / (mw - 1 + idiv(1, mw)) + (1 - align_corners) * w / mw",
-    "srch = float_relu((int_into_float(int_arange(device(x), 0, mh, 1)) + off) * sch - off)",
-    "srcw = float_relu((int_into_float(int_arange(device(x), 0, mw, 1)) + off) * scw - off)",
+    "ah = align_corners * (h - 1) + (1 - align_corners) * 2 * h",
+    "aw = align_corners * (w - 1) + (1 - align_corners) * 2 * w",
+    "dh = align_corners * (mh - 1 + idiv(1, mh)) + (1 - align_corners) * 2 * mh",
+    "dw = align_corners * (mw - 1 + idiv(1, mw)) + (1 - align_corners) * 2 * mw",
+    "srch = float_relu(float_div_scalar(int_into_float(int_arange(device(x), 0, mh, 1) * ah + (1 - align_corners) * (h - mh)), dh))",
+    "srcw = float_relu(float_div_scalar(int_into_float(int_arange(device(x), 0, mw, 1) * aw + (1 - align_corners) * (w - mw)), dw))",
     "h0 = float_into_int(srch)",
     "w0 = float_into_int(srcw)",
     "lh = float_reshape(srch - int_into_float(h0), array(mh, 1))",

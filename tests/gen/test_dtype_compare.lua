@@ -186,35 +186,45 @@ for name, body in cpu:gmatch("static const tdt_case dcases_([%w_]+)%[%] = {(.-)\
 end
 check("case tables within the subset's limits", #over == 0, table.concat(over, ", "))
 
--- 2. Cells follow the specs: an edit of Vulkan's op_dtypes that takes f64 out of float_matmul_nt
--- and float_atan (and of float_exp's spec that sets dtype_nmse) changes the cells, whatever the
--- files' spacing.
+-- 2. Cells follow the specs: an edit of Vulkan's op_dtypes that takes f64 out of
+-- float_remainder_scalar and float_cumprod (kernels without a decomposition: an op with one
+-- would run it in f64 instead) and of float_exp's spec that sets dtype_nmse changes the cells,
+-- whatever the files' spacing.
 local specs2 = tmp .. "/specs"
 assert(sh("cp -r " .. q(root .. "/specs") .. " " .. q(specs2)))
 -- the backend specs name their kernels folders relative to the spec directory (../runtime/cpu)
 assert(sh("ln -s " .. q(root .. "/runtime") .. " " .. q(tmp .. "/runtime")))
 local vs = read(specs2 .. "/backends/vulkan.lua") or ""
--- the entries of float_matmul_nt and float_atan in op_dtypes lose "f64"
+-- the entries of float_remainder_scalar and float_cumprod in op_dtypes lose "f64"
 local function drop_f64(text, name)
   return text:gsub("(" .. name .. "%s*=%s*{)([^}]*)}", function(head, body)
     return head .. body:gsub(',%s*"f64"', "") .. "}"
   end, 1)
 end
-local vs2, k = drop_f64(vs, "float_matmul_nt")
+local vs2, k = drop_f64(vs, "float_remainder_scalar")
 local k1
-vs2, k1 = drop_f64(vs2, "float_atan")
-check("the test can edit vulkan's op_dtypes", k == 1 and k1 == 1, "float_matmul_nt or float_atan not found")
+vs2, k1 = drop_f64(vs2, "float_cumprod")
+local k3
+vs2, k3 = drop_f64(vs2, "float_atan")
+check("the test can edit vulkan's op_dtypes", k == 1 and k1 == 1 and k3 == 1,
+  "float_remainder_scalar, float_cumprod or float_atan not found")
 write(specs2 .. "/backends/vulkan.lua", vs2)
 local us = read(specs2 .. "/ops/unary_float.lua") or ""
 local us2, k2 = us:gsub('(name%s*=%s*"float_exp"%s*,)', '%1 dtype_nmse = { f16 = 2e-7 },', 1)
 check("the test can edit float_exp's spec", k2 == 1, "float_exp not found in specs/ops/unary_float.lua")
 write(specs2 .. "/ops/unary_float.lua", us2)
 local out2 = tmp .. "/out2"
-check("generate with vulkan float_matmul_nt and float_atan without f64", generate(specs2, out2))
+check("generate with vulkan float_remainder_scalar and float_cumprod without f64", generate(specs2, out2))
 local vk2 = read(out2 .. "/test_dtypes_vulkan.c") or ""
-check("vulkan: no f64 cell of an op without an f64 kernel (float_matmul_nt, float_atan)",
-  not vk2:find("test_float_matmul_nt_f64_vs_cpu", 1, true) and not vk2:find("test_float_atan_f64_vs_cpu", 1, true),
+check("vulkan: no f64 cell of an op without an f64 kernel (float_remainder_scalar, float_cumprod)",
+  vk:find("test_float_cumprod_f64_vs_cpu", 1, true) and vk:find("test_float_remainder_scalar_f64_vs_cpu", 1, true)
+    and not vk2:find("test_float_remainder_scalar_f64_vs_cpu", 1, true) and not vk2:find("test_float_cumprod_f64_vs_cpu", 1, true),
   "an f64 cell of an op without an f64 kernel")
+-- float_atan has a decomposition: without its f64 kernel it runs that in f64 (emit_support's
+-- dtype_cell, emit_c's emit_dtype_fallback), and is compared as such
+check("vulkan: an op with a decomposition runs it in f64 where its kernel lacks f64 (float_atan)",
+  vk:find("/* float_atan in f64: native on vulkan;", 1, true) ~= nil
+    and vk2:find("/* float_atan in f64: composite on vulkan;", 1, true) ~= nil, "float_atan's f64 cell")
 local n1 = tonumber(vk:match("vulkan: %d+ op x dtype cells beyond f32, i32 and bool compared with the cpu %(.-f64 (%d+)"))
 local n2 = tonumber(vk2:match("vulkan: %d+ op x dtype cells beyond f32, i32 and bool compared with the cpu %(.-f64 (%d+)"))
 -- The printed count is the number of f64 cells generated, and it shrinks with the edit: by one

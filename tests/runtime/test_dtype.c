@@ -435,12 +435,33 @@ static void test_not_computed(void **state)
                         "int_argsort: dtype i8 is not computed by cpu: cast first (td_int_cast(t, TD_I32, &t))");
     assert_null(c);
     td_tensor_release(a);
+}
+
+/* A float kernel without f64 (the CPU's attention, convs, pools) runs the op's decomposition in
+ * f64 rather than refusing: SUPPORT.md's "composite" cell (gen/tdgen/emit_support.lua). With
+ * q = k = [[0, 0], [0, a]], a^2 = sqrt 2 ln 3 (scale 1/sqrt 2), the second row's scores are 0 and ln 3:
+ * weights 1/4 and 3/4 of v's rows [1, 2] and [5, 10]: [4, 8]. The first row's scores are 0, 0:
+ * [3, 6]. An f32 computation would miss by about 1e-7; f64 holds 1e-14. */
+static void test_f64_by_decomposition(void **state)
+{
+    (void)state;
     const int64_t shape4[4] = { 1, 1, 2, 2 }; /* [B, H, L, E] */
-    OK(td_float_ones_dtype(cpu, TD_F64, shape4, 4, &a));
-    assert_int_equal(td_float_attention(a, a, a, 0, &c), TD_E_UNSUPPORTED);
-    assert_string_equal(td_last_error(),
-                        "float_attention: dtype f64 is not computed by cpu: cast first (td_float_cast(t, TD_F32, &t))");
-    td_tensor_release(a);
+    const double qk[4] = { 0.0, 0.0, 0.0, sqrt(sqrt(2.0) * log(3.0)) }, v[4] = { 1, 2, 5, 10 };
+    const double want[4] = { 3, 6, 4, 8 };
+    td_tensor *tq = NULL, *tv = NULL, *c = NULL;
+    OK(td_float_from_data_dtype(cpu, TD_F64, qk, shape4, 4, &tq));
+    OK(td_float_from_data_dtype(cpu, TD_F64, v, shape4, 4, &tv));
+    OK(td_float_attention(tq, tq, tv, 0, &c));
+    td_dtype dt = TD_F32;
+    OK(td_tensor_dtype(c, &dt));
+    assert_int_equal(dt, TD_F64);
+    double got[4];
+    OK(td_float_into_data_dtype(c, TD_F64, got, 4));
+    for (int i = 0; i < 4; i++)
+        assert_true(fabs(got[i] - want[i]) <= 1e-14 * want[i]);
+    td_tensor_release(tq);
+    td_tensor_release(tv);
+    td_tensor_release(c);
 }
 
 /* f16 / bf16 through an f32 kernel ("via f32"): the result has the inputs' dtype and is
@@ -614,7 +635,7 @@ int main(void)
         cmocka_unit_test(test_float_to_int), cmocka_unit_test(test_int_wrap),
         cmocka_unit_test(test_int_to_float), cmocka_unit_test(test_bool),
         cmocka_unit_test(test_creation),     cmocka_unit_test(test_bad_dtype_args),
-        cmocka_unit_test(test_mixing),       cmocka_unit_test(test_not_computed),
+        cmocka_unit_test(test_mixing),       cmocka_unit_test(test_not_computed), cmocka_unit_test(test_f64_by_decomposition),
         cmocka_unit_test(test_via_f32),      cmocka_unit_test(test_native_wide),
         cmocka_unit_test(test_print),        cmocka_unit_test(test_no_leaks),
     };
