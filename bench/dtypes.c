@@ -14,10 +14,12 @@
  *  - q8_0 and q4_0 matrix x vector (runtime/cpu/cpu_quant.c, 4096 x 4096, cycling through
  *    enough copies of the weights that they come from memory, not the 32 MiB L3) in weight
  *    bytes per second, as a fraction of the same memcpy rate;
- *  - bf16 matmul 1024 (oneDNN's matmul primitive, bf16 result) and f16 matmul 1024
- *    (td_cpu_gemm_lowp: oneDNN where it has f16, else convert + sgemm) against our f32
- *    td_float_matmul of the same shape, and, when /usr/bin/python3 imports torch, PyTorch's
- *    bf16 and f32 matmul (bench/torch_ref.py, 2 threads) timed in each round right after.
+ *  - bf16 matmul 1024 through the API (td_float_matmul of two bf16 tensors: cpu_matmul.c's
+ *    matmul_bf16, oneDNN's bf16 matmul into f32, rounded once), the engine alone
+ *    (td_cpu_gemm_lowp, bf16 result) and f16 matmul 1024 (td_cpu_gemm_lowp: oneDNN where it
+ *    has f16, else convert + sgemm) against our f32 td_float_matmul of the same shape, and,
+ *    when /usr/bin/python3 imports torch, PyTorch's bf16 and f32 matmul (bench/torch_ref.py,
+ *    2 threads) timed in each round right after.
  * Issue 21's targets: add >= 0.8 of memcpy; q8_0 matvec >= 0.5 of memcpy; bf16 matmul >= 1.5x
  * our f32 and >= 0.8 of PyTorch's bf16. The first lines name the CPU, the engines and the
  * paths each kernel runs (ISA), and the load average at the start. */
@@ -252,6 +254,10 @@ int main(int argc, char **argv)
         bench_die("open cpu");
     const int64_t shp[2] = { mm, mm };
     td_tensor *ta = bench_random_on(dev, shp, 2, 1), *tb = bench_random_on(dev, shp, 2, 2);
+    td_tensor *tabf = NULL, *tbbf = NULL;
+    if (td_float_from_data_dtype(dev, TD_BF16, ab, shp, 2, &tabf) != TD_OK ||
+        td_float_from_data_dtype(dev, TD_BF16, bb, shp, 2, &tbbf) != TD_OK)
+        bench_die("bf16 matrices");
     /* the API rows: f16 and bf16 tensors of the n values (h, hb hold f16 bits; the bf16 ones
      * are the same values rounded to bf16) */
     const int64_t nshape[1] = { (int64_t)n };
@@ -280,7 +286,7 @@ int main(int argc, char **argv)
             TD_OK ||
         td_cpu_gemm_lowp("bench", TD_CPU_GEMM_F16, TD_CPU_GEMM_F16, false, mm, mm, mm, ah, bh, ch, &f16_path) != TD_OK)
         bench_die("low-precision matmul");
-    printf("bf16 matmul: %s; f16 matmul: %s\n", bf16_path, f16_path);
+    printf("bf16 engine: %s (td_float_matmul of bf16 tensors: the same where the inputs are finite without subnormals); f16 matmul: %s\n", bf16_path, f16_path);
 
     fig mem = { .name = "memcpy (read + written), GB/s" };
     fig conv[4] = { { .name = "f16 -> f32 row, of memcpy" }, { .name = "f32 -> f16 row, of memcpy" },
@@ -295,7 +301,8 @@ int main(int argc, char **argv)
     fig q8 = { .name = "q8_0 matvec, weight bytes/s of memcpy", .target = 0.5 };
     fig q4 = { .name = "q4_0 matvec, weight bytes/s of memcpy" };
     fig q8g = { .name = "q8_0 matvec, weight GB/s" }, q4g = { .name = "q4_0 matvec, weight GB/s" };
-    fig gf32 = { .name = "f32 td_float_matmul, GFLOP/s" }, gbf = { .name = "bf16 matmul, GFLOP/s" };
+    fig gf32 = { .name = "f32 td_float_matmul, GFLOP/s" }, gbf = { .name = "bf16 td_float_matmul, GFLOP/s" };
+    fig gbfe = { .name = "bf16 engine alone (td_cpu_gemm_lowp), GFLOP/s" };
     fig gf16 = { .name = "f16 matmul, GFLOP/s" };
     fig rbf = { .name = "bf16 matmul / our f32", .target = 1.5 }, rf16 = { .name = "f16 matmul / our f32" };
 
@@ -309,6 +316,9 @@ int main(int argc, char **argv)
         td_tensor *c = NULL;
         if (td_float_matmul(ta, tb, &c) != TD_OK)
             bench_die("f32 matmul");
+        td_tensor_release(c);
+        if (td_float_matmul(tabf, tbbf, &c) != TD_OK)
+            bench_die("bf16 matmul");
         td_tensor_release(c);
         (void)bench_memcpy_rate(mdst, msrc, mbytes, 1, nthreads());
         (void)add16_rate(td_f16_add_row, h, hb, hc, n, 1);
@@ -355,11 +365,19 @@ int main(int argc, char **argv)
         }
         const double g32 = flops * it_mm / (bench_now() - t0) / 1e9;
         t0 = bench_now();
+        for (int it = 0; it < it_mm; it++) {
+            td_tensor *c = NULL;
+            if (td_float_matmul(tabf, tbbf, &c) != TD_OK)
+                bench_die("bf16 matmul");
+            td_tensor_release(c);
+        }
+        const double gb = flops * it_mm / (bench_now() - t0) / 1e9;
+        t0 = bench_now();
         for (int it = 0; it < it_mm; it++)
             if (td_cpu_gemm_lowp("bench", TD_CPU_GEMM_BF16, TD_CPU_GEMM_BF16, false, mm, mm, mm, ab, bb, cb, NULL) !=
                 TD_OK)
-                bench_die("bf16 matmul");
-        const double gb = flops * it_mm / (bench_now() - t0) / 1e9;
+                bench_die("bf16 matmul engine");
+        fig_add(&gbfe, flops * it_mm / (bench_now() - t0) / 1e9);
         t0 = bench_now();
         for (int it = 0; it < it_mm; it++)
             if (td_cpu_gemm_lowp("bench", TD_CPU_GEMM_F16, TD_CPU_GEMM_F16, false, mm, mm, mm, ah, bh, ch, NULL) !=
@@ -405,6 +423,7 @@ int main(int argc, char **argv)
     printf("matmul %lld x %lld x %lld:\n", (long long)mm, (long long)mm, (long long)mm);
     fig_print(&gf32, "");
     fig_print(&gbf, "");
+    fig_print(&gbfe, "");
     fig_print(&gf16, "");
     fig_print(&rbf, "");
     fig_print(&rf16, "");
@@ -420,6 +439,8 @@ int main(int argc, char **argv)
 
     td_tensor_release(ta);
     td_tensor_release(tb);
+    td_tensor_release(tabf);
+    td_tensor_release(tbbf);
     td_tensor_release(t16a);
     td_tensor_release(t16b);
     td_tensor_release(tbfa);

@@ -14087,7 +14087,7 @@ static void test_float_matmul_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_matmul, (int)(sizeof dcases_float_matmul / sizeof dcases_float_matmul[0]));
 }
 
-/* float_matmul in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_matmul in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_matmul_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -14153,7 +14153,7 @@ static void test_float_matmul_nt_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_matmul_nt, (int)(sizeof dcases_float_matmul_nt / sizeof dcases_float_matmul_nt[0]));
 }
 
-/* float_matmul_nt in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_matmul_nt in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_matmul_nt_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -14219,7 +14219,7 @@ static void test_float_matmul_tn_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_matmul_tn, (int)(sizeof dcases_float_matmul_tn / sizeof dcases_float_matmul_tn[0]));
 }
 
-/* float_matmul_tn in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_matmul_tn in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_matmul_tn_bf16_vs_cpu(void **state)
 {
     (void)state;

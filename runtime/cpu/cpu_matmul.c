@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "cpu_internal.h"
+#include "td_convert.h"
 
 #ifdef TD_HAVE_CBLAS
 #include <cblas.h>
@@ -141,61 +142,82 @@ static void gemm_row(const float *restrict a, int64_t ast, const float *restrict
     }
 }
 
-/* out = a' @ b', a' = a or (ta) its transpose over the last two dims, b' likewise: the
- * transposes are read in place (sgemm's flags; strided reads in the portable loop). */
-static td_status matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out)
+/* One product of the batched loop: c = a' b' (a' = a or its transpose) in f32, a and b of the
+ * element type the caller reads. false when it could not run (the caller takes another way). */
+typedef bool (*batch_gemm_fn)(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, const void *b,
+                              float *c);
+
+static bool sgemm_fn(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, const void *b, float *c)
 {
-    if (td_be_dtype(a) == TD_F64) {
-        td_cpu_f64_matmul(a, ta, b, tb, out);
-        return TD_OK;
+    gemm(false, ta, tb, m, n, k, (const float *)a, (const float *)b, 0.0f, c);
+    return true;
+}
+
+/* The batches of a' @ b' as one engine product each (esz bytes an element of a and b), or one
+ * product of batches * m rows when b is one matrix under contiguous batches of a (a linear
+ * layer's [B, T, K] by [K, N]: B products of m rows each ran at about two thirds of the rate,
+ * train_gpt). false when f refused the first product (nothing written then). */
+static bool batched(const td_matmul_geometry *g, bool ta, bool tb, size_t esz, const void *pa, const void *pb,
+                    float *pc, batch_gemm_fn f)
+{
+    const int nb = g->batch.ndim;
+    const int64_t m = g->m, n = g->n, k = g->k, batches = g->batch.numel;
+    const int64_t *ast = g->a_stride, *bst = g->b_stride;
+    const char *ca = pa, *cb = pb;
+    bool fold = !ta && batches > 1;
+    int64_t want = 1;
+    for (int d = nb - 1; d >= 0 && fold; d--) {
+        fold = bst[d] == 0 && (g->batch.dims[d] == 1 || ast[d] == want);
+        want *= g->batch.dims[d];
     }
-    td_matmul_geometry g;
+    if (fold && batches * m <= INT32_MAX)
+        return f(false, tb, batches * m, n, k, pa, pb, pc);
+    int64_t idx[TD_MAX_DIMS] = { 0 };
+    int64_t aoff = 0, boff = 0;
+    for (int64_t t = 0; t < batches; t++) {
+        if (!f(ta, tb, m, n, k, ca + (size_t)(aoff * m * k) * esz, cb + (size_t)(boff * k * n) * esz, pc + t * m * n))
+            return false;
+        for (int d = nb - 1; d >= 0; d--) { /* next batch index, odometer style */
+            aoff += ast[d];
+            boff += bst[d];
+            if (++idx[d] < g->batch.dims[d])
+                break;
+            aoff -= g->batch.dims[d] * ast[d];
+            boff -= g->batch.dims[d] * bst[d];
+            idx[d] = 0;
+        }
+    }
+    return true;
+}
+
+static void geometry(const td_tensor *a, bool ta, const td_tensor *b, bool tb, const td_tensor *out,
+                     td_matmul_geometry *g)
+{
     const td_shape sa = ta ? td_shape_swap_last2(td_be_shape(a)) : *td_be_shape(a);
     const td_shape sb = tb ? td_shape_swap_last2(td_be_shape(b)) : *td_be_shape(b);
-    td_matmul_geometry_of(&sa, &sb, td_be_shape(out), &g);
+    td_matmul_geometry_of(&sa, &sb, td_be_shape(out), g);
+}
+
+/* out = a' @ b' in f32 on the data pa, pb, pc (a's, b's and out's own, or f32 copies of them):
+ * a' = a or (ta) its transpose over the last two dims, b' likewise; the transposes are read in
+ * place (sgemm's flags; strided reads in the portable loop). */
+static void matmul_f32(const td_tensor *a, bool ta, const td_tensor *b, bool tb, const td_tensor *out,
+                       const float *pa, const float *pb, float *pc)
+{
+    td_matmul_geometry g;
+    geometry(a, ta, b, tb, out, &g);
     const int nb = g.batch.ndim;
     const int64_t m = g.m, n = g.n, k = g.k;
     const td_shape ob = g.batch;
     const int64_t *ast = g.a_stride, *bst = g.b_stride;
-    int64_t idx[TD_MAX_DIMS] = { 0 };
     const int64_t batches = ob.numel;
-    const float *pa = (const float *)td_be_data(a);
-    const float *pb = (const float *)td_be_data(b);
-    float *pc = (float *)td_be_data(out);
-
 #if defined(TD_HAVE_CBLAS) || defined(TD_HAVE_DNNL)
     if (td_cpu_engine() != TD_CPU_ENGINE_PORTABLE && m * n * k > SMALL_GEMM && m <= INT32_MAX && n <= INT32_MAX &&
         k <= INT32_MAX) {
-        /* b one matrix under every batch of a (a linear layer's [B, T, K] by [K, N]): the
-         * batches of a' are consecutive rows, so one product of batches * m rows, where
-         * B products of m rows each ran at about two thirds of the rate (train_gpt). */
-        bool fold = !ta && batches > 1;
-        int64_t want = 1;
-        for (int d = nb - 1; d >= 0 && fold; d--) {
-            fold = bst[d] == 0 && (ob.dims[d] == 1 || ast[d] == want);
-            want *= ob.dims[d];
-        }
-        if (fold && batches * m <= INT32_MAX) {
-            gemm(false, false, tb, batches * m, n, k, pa, pb, 0.0f, pc);
-            return TD_OK;
-        }
-        int64_t aoff = 0, boff = 0;
-        for (int64_t t = 0; t < batches; t++) {
-            gemm(false, ta, tb, m, n, k, pa + aoff * m * k, pb + boff * k * n, 0.0f, pc + t * m * n);
-            for (int d = nb - 1; d >= 0; d--) { /* next batch index, odometer style */
-                aoff += ast[d];
-                boff += bst[d];
-                if (++idx[d] < ob.dims[d])
-                    break;
-                aoff -= ob.dims[d] * ast[d];
-                boff -= ob.dims[d] * bst[d];
-                idx[d] = 0;
-            }
-        }
-        return TD_OK;
+        (void)batched(&g, ta, tb, sizeof(float), pa, pb, pc, sgemm_fn);
+        return;
     }
 #endif
-    (void)idx;
     /* Portable: one work item per output row of every batch. */
     /* A multiply-add is cheap: ask for ~16x the elementwise threshold before threading. */
     TD_CPU_FOR_WORK(r, batches * m, batches * m * n * k / 16, {
@@ -211,6 +233,86 @@ static td_status matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb
         const float *arow = pa + aoff * m * k + (ta ? i : i * k);
         gemm_row(arow, ta ? m : 1, pb + boff * k * n, tb, pc + r * n, k, n);
     });
+}
+
+#ifdef TD_HAVE_DNNL
+/* Whether n bf16 values are all finite and none is subnormal: the inputs oneDNN's bf16
+ * product takes (its AVX512_BF16 dot products read subnormals as zero, and an inf gave NaN
+ * where the f32 product gives inf: the per-dtype comparisons' edge fill). */
+static bool bf16_plain(const uint16_t *p, int64_t n)
+{
+    unsigned bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const unsigned e = (p[i] >> 7) & 0xFFu;
+        bad |= (unsigned)(e == 0xFFu) | ((unsigned)(e == 0u) & (unsigned)((p[i] & 0x7Fu) != 0u));
+    }
+    return bad == 0;
+}
+
+static bool dnnl_bf16_fn(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, const void *b, float *c)
+{
+    if (ta || m * n * k <= SMALL_GEMM)
+        return false;
+    return td_cpu_dnnl_gemm_lowp("float_matmul", TD_CPU_GEMM_BF16, TD_CPU_GEMM_F32, tb, m, n, k, a, b, c, NULL, 0) ==
+           TD_OK;
+}
+#endif
+
+/* bf16 a' @ b': f32 sums, the result rounded once to bf16 (td_f32_to_bf16_row: nearest even,
+ * subnormals kept). Where oneDNN has a bf16 matmul (AVX512_BF16, AMX: td_cpu_dnnl_gemm_lowp)
+ * and the inputs are finite without subnormals, it multiplies the bf16 values themselves
+ * into an f32 result; otherwise (a transposed a, inf / NaN / subnormal inputs, no oneDNN) the
+ * inputs are widened to f32 (exact) for the f32 product. Either way every product of two bf16
+ * values is exact in f32 and the sums are f32's, as the "via f32" path's were. One
+ * difference, documented (docs/kernels.md): oneDNN's bf16 dot products flush f32 subnormal
+ * partial sums, so a result below 2^-126 in magnitude from normal inputs may come out 0. */
+static td_status matmul_bf16(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out)
+{
+    const int64_t na = td_be_numel(a), nb = td_be_numel(b), no = td_be_numel(out);
+    const uint16_t *ha = (const uint16_t *)td_be_data(a), *hb = (const uint16_t *)td_be_data(b);
+    float *cf = malloc((size_t)(no > 0 ? no : 1) * sizeof *cf);
+    if (cf == NULL)
+        return td_error(TD_E_NOMEM, "float_matmul: out of memory for an f32 result of %lld elements", (long long)no);
+    bool done = false;
+#ifdef TD_HAVE_DNNL
+    if (!ta && td_cpu_engine() == TD_CPU_ENGINE_DNNL && bf16_plain(ha, na) && bf16_plain(hb, nb)) {
+        td_matmul_geometry g;
+        geometry(a, ta, b, tb, out, &g);
+        if (g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX)
+            done = batched(&g, ta, tb, sizeof(uint16_t), ha, hb, cf, dnnl_bf16_fn);
+        /* a refusal part-way (out of memory in oneDNN) redoes every batch below */
+    }
+#endif
+    if (!done) {
+        float *af = malloc((size_t)(na > 0 ? na : 1) * sizeof *af), *bf = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *bf);
+        if (af == NULL || bf == NULL) {
+            free(af);
+            free(bf);
+            free(cf);
+            return td_error(TD_E_NOMEM, "float_matmul: out of memory for the f32 copies of bf16 operands");
+        }
+        td_bf16_to_f32_row(ha, af, (size_t)na);
+        td_bf16_to_f32_row(hb, bf, (size_t)nb);
+        matmul_f32(a, ta, b, tb, out, af, bf, cf);
+        free(af);
+        free(bf);
+    }
+    td_f32_to_bf16_row(cf, td_be_data(out), (size_t)no);
+    free(cf);
+    return TD_OK;
+}
+
+/* out = a' @ b' in the operands' dtype (f32, f64, bf16). */
+static td_status matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out)
+{
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_matmul(a, ta, b, tb, out);
+        return TD_OK;
+    }
+    if (td_be_dtype(a) == TD_BF16)
+        return matmul_bf16(a, ta, b, tb, out);
+    matmul_f32(a, ta, b, tb, out, (const float *)td_be_data(a), (const float *)td_be_data(b),
+               (float *)td_be_data(out));
     return TD_OK;
 }
 
@@ -231,8 +333,25 @@ td_status td_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tens
                             td_dtype_name(td_be_dtype(b)), td_be_ndim(b));
         const int64_t n = td_be_dims(b)[0], k = td_be_dims(b)[1];
         const int64_t m = k > 0 ? td_be_numel(a) / k : td_be_numel(out) / (n > 0 ? n : 1);
-        return td_cpu_matmul_quant("float_matmul_nt", td_be_dtype(b) == TD_Q8_0 ? TD_CPU_Q8_0 : TD_CPU_Q4_0, m, n, k,
-                                   td_be_data(a), td_be_data(b), td_be_data(out));
+        const int q = td_be_dtype(b) == TD_Q8_0 ? TD_CPU_Q8_0 : TD_CPU_Q4_0;
+        if (td_be_dtype(a) != TD_BF16)
+            return td_cpu_matmul_quant("float_matmul_nt", q, m, n, k, td_be_data(a), td_be_data(b), td_be_data(out));
+        /* bf16 activations (the kernel claims bf16 for its bf16 product): widened exactly,
+         * the f32 result rounded once, as the "via f32" path of f16 ones does */
+        const int64_t na = td_be_numel(a), no = td_be_numel(out);
+        float *af = malloc((size_t)(na > 0 ? na : 1) * sizeof *af), *cf = malloc((size_t)(no > 0 ? no : 1) * sizeof *cf);
+        td_status st = TD_OK;
+        if (af == NULL || cf == NULL)
+            st = td_error(TD_E_NOMEM, "float_matmul_nt: out of memory for the f32 copies of bf16 activations");
+        if (st == TD_OK) {
+            td_bf16_to_f32_row(td_be_data(a), af, (size_t)na);
+            st = td_cpu_matmul_quant("float_matmul_nt", q, m, n, k, af, td_be_data(b), cf);
+        }
+        if (st == TD_OK)
+            td_f32_to_bf16_row(cf, td_be_data(out), (size_t)no);
+        free(af);
+        free(cf);
+        return st;
     }
     return matmul(a, false, b, true, out);
 }

@@ -38,12 +38,16 @@ backend {
   dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8", "q8_0", "q4_0" },
   computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
   op_dtypes = {
-    -- f32 activations by quantized weights [n, k] (runtime/cpu/cpu_quant.c; docs/dtypes.md section 8)
-    float_matmul_nt = { "f32", "f64", "q8_0", "q4_0" },
-    -- f64 sums along a dim, max_dim, argmax and the matmuls (runtime/cpu/cpu_f64.c)
+    -- f32 (and bf16, widened) activations by quantized weights [n, k] (runtime/cpu/cpu_quant.c;
+    -- docs/dtypes.md section 8); bf16 by bf16 through oneDNN's bf16 matmul where it has one and
+    -- the inputs are finite without subnormals, else widened to f32 (runtime/cpu/cpu_matmul.c's
+    -- matmul_bf16; docs/kernels.md "bf16 / f16 matmul")
+    float_matmul_nt = { "f32", "f64", "bf16", "q8_0", "q4_0" },
+    -- f64 sums along a dim, max_dim, argmax and the matmuls (runtime/cpu/cpu_f64.c); the matmuls'
+    -- bf16 as float_matmul_nt's
     float_sum_dim = { "f32", "f64" },
-    float_max_dim = { "f32", "f64" }, float_argmax = { "f32", "f64" }, float_matmul = { "f32", "f64" },
-    float_matmul_tn = { "f32", "f64" },
+    float_max_dim = { "f32", "f64" }, float_argmax = { "f32", "f64" }, float_matmul = { "f32", "f64", "bf16" },
+    float_matmul_tn = { "f32", "f64", "bf16" },
     -- layout kernels move element bytes of any size (cpu_layout.c: TD_CPU_LAYOUT_OPS)
     float_swap_dims = { "f32", "f64", "f16", "bf16" }, float_permute = { "f32", "f64", "f16", "bf16" },
     float_expand = { "f32", "f64", "f16", "bf16" }, float_slice = { "f32", "f64", "f16", "bf16" },
