@@ -963,9 +963,8 @@ local function class_has_via(cls)
 end
 
 local function emit_dtype_fallback(b, model, op, be, checks, kd)
-  -- The dtypes whose cell is "composite" although the backend has a kernel (one without
-  -- them and no via: f64, the int dtypes): the op's decomposition runs there
-  -- (emit_support.dtype_cell).
+  -- The dtypes whose cell is "composite" although the backend has a kernel (a float kernel
+  -- without them and no via: f64): the op's decomposition runs there (emit_support.dtype_cell).
   local support = require("tdgen.emit_support")
   support.use_model(model)
   local comp = {}
