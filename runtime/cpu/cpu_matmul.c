@@ -142,28 +142,30 @@ static void gemm_row(const float *restrict a, int64_t ast, const float *restrict
     }
 }
 
-/* One product of the batched loop: c = a' b' (a' = a or its transpose) in f32, a and b of the
- * element type the caller reads. false when it could not run (the caller takes another way). */
+/* One product of the batched loop: c = a' b' (a' = a or its transpose), a, b and c of the
+ * element types the caller reads and writes. false when it could not run (the caller takes
+ * another way). */
 typedef bool (*batch_gemm_fn)(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, const void *b,
-                              float *c);
+                              void *c);
 
-static bool sgemm_fn(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, const void *b, float *c)
+static bool sgemm_fn(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *c)
 {
-    gemm(false, ta, tb, m, n, k, (const float *)a, (const float *)b, 0.0f, c);
+    gemm(false, ta, tb, m, n, k, (const float *)a, (const float *)b, 0.0f, (float *)c);
     return true;
 }
 
-/* The batches of a' @ b' as one engine product each (esz bytes an element of a and b), or one
- * product of batches * m rows when b is one matrix under contiguous batches of a (a linear
- * layer's [B, T, K] by [K, N]: B products of m rows each ran at about two thirds of the rate,
- * train_gpt). false when f refused the first product (nothing written then). */
-static bool batched(const td_matmul_geometry *g, bool ta, bool tb, size_t esz, const void *pa, const void *pb,
-                    float *pc, batch_gemm_fn f)
+/* The batches of a' @ b' as one engine product each (esz bytes an element of a and b, csz of
+ * c), or one product of batches * m rows when b is one matrix under contiguous batches of a (a
+ * linear layer's [B, T, K] by [K, N]: B products of m rows each ran at about two thirds of the
+ * rate, train_gpt). false when f refused a product. */
+static bool batched(const td_matmul_geometry *g, bool ta, bool tb, size_t esz, size_t csz, const void *pa,
+                    const void *pb, void *pc, batch_gemm_fn f)
 {
     const int nb = g->batch.ndim;
     const int64_t m = g->m, n = g->n, k = g->k, batches = g->batch.numel;
     const int64_t *ast = g->a_stride, *bst = g->b_stride;
     const char *ca = pa, *cb = pb;
+    char *cc = pc;
     bool fold = !ta && batches > 1;
     int64_t want = 1;
     for (int d = nb - 1; d >= 0 && fold; d--) {
@@ -175,7 +177,8 @@ static bool batched(const td_matmul_geometry *g, bool ta, bool tb, size_t esz, c
     int64_t idx[TD_MAX_DIMS] = { 0 };
     int64_t aoff = 0, boff = 0;
     for (int64_t t = 0; t < batches; t++) {
-        if (!f(ta, tb, m, n, k, ca + (size_t)(aoff * m * k) * esz, cb + (size_t)(boff * k * n) * esz, pc + t * m * n))
+        if (!f(ta, tb, m, n, k, ca + (size_t)(aoff * m * k) * esz, cb + (size_t)(boff * k * n) * esz,
+               cc + (size_t)(t * m * n) * csz))
             return false;
         for (int d = nb - 1; d >= 0; d--) { /* next batch index, odometer style */
             aoff += ast[d];
@@ -214,7 +217,7 @@ static void matmul_f32(const td_tensor *a, bool ta, const td_tensor *b, bool tb,
 #if defined(TD_HAVE_CBLAS) || defined(TD_HAVE_DNNL)
     if (td_cpu_engine() != TD_CPU_ENGINE_PORTABLE && m * n * k > SMALL_GEMM && m <= INT32_MAX && n <= INT32_MAX &&
         k <= INT32_MAX) {
-        (void)batched(&g, ta, tb, sizeof(float), pa, pb, pc, sgemm_fn);
+        (void)batched(&g, ta, tb, sizeof(float), sizeof(float), pa, pb, pc, sgemm_fn);
         return;
     }
 #endif
@@ -249,55 +252,54 @@ static bool bf16_plain(const uint16_t *p, int64_t n)
     return bad == 0;
 }
 
-static bool dnnl_bf16_fn(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, const void *b, float *c)
+static bool dnnl_bf16_fn(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *c)
 {
     if (ta || m * n * k <= SMALL_GEMM)
         return false;
-    return td_cpu_dnnl_gemm_lowp("float_matmul", TD_CPU_GEMM_BF16, TD_CPU_GEMM_F32, tb, m, n, k, a, b, c, NULL, 0) ==
+    return td_cpu_dnnl_gemm_lowp("float_matmul", TD_CPU_GEMM_BF16, TD_CPU_GEMM_BF16, tb, m, n, k, a, b, c, NULL, 0) ==
            TD_OK;
 }
 #endif
 
-/* bf16 a' @ b': f32 sums, the result rounded once to bf16 (td_f32_to_bf16_row: nearest even,
- * subnormals kept). Where oneDNN has a bf16 matmul (AVX512_BF16, AMX: td_cpu_dnnl_gemm_lowp)
- * and the inputs are finite without subnormals, it multiplies the bf16 values themselves
- * into an f32 result; otherwise (a transposed a, inf / NaN / subnormal inputs, no oneDNN) the
- * inputs are widened to f32 (exact) for the f32 product. Either way every product of two bf16
- * values is exact in f32 and the sums are f32's, as the "via f32" path's were. One
- * difference, documented (docs/kernels.md): oneDNN's bf16 dot products flush f32 subnormal
- * partial sums, so a result below 2^-126 in magnitude from normal inputs may come out 0. */
+/* bf16 a' @ b': f32 sums, the result rounded once to bf16. Where oneDNN has a bf16 matmul
+ * (AVX512_BF16, AMX: td_cpu_dnnl_gemm_lowp) and the inputs are finite without subnormals, it
+ * multiplies the bf16 values themselves into the bf16 result (f32 accumulation, rounded to
+ * nearest even); otherwise (a transposed a, inf / NaN / subnormal inputs, no oneDNN, a
+ * product it refused) the inputs are widened to f32 (exact) for the f32 product, rounded by
+ * td_f32_to_bf16_row (subnormal results kept). Either way every product of two bf16 values is
+ * exact in f32 and the sums are f32's, as the "via f32" path's were. The deviation, documented
+ * (docs/kernels.md): oneDNN's AVX512_BF16 dot products and its rounding flush f32 subnormals,
+ * so from normal inputs a result below 2^-126 in magnitude (or a partial sum there) may come
+ * out 0 where the f32 product keeps it. */
 static td_status matmul_bf16(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out)
 {
     const int64_t na = td_be_numel(a), nb = td_be_numel(b), no = td_be_numel(out);
     const uint16_t *ha = (const uint16_t *)td_be_data(a), *hb = (const uint16_t *)td_be_data(b);
-    float *cf = malloc((size_t)(no > 0 ? no : 1) * sizeof *cf);
-    if (cf == NULL)
-        return td_error(TD_E_NOMEM, "float_matmul: out of memory for an f32 result of %lld elements", (long long)no);
-    bool done = false;
 #ifdef TD_HAVE_DNNL
     if (!ta && td_cpu_engine() == TD_CPU_ENGINE_DNNL && bf16_plain(ha, na) && bf16_plain(hb, nb)) {
         td_matmul_geometry g;
         geometry(a, ta, b, tb, out, &g);
-        if (g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX)
-            done = batched(&g, ta, tb, sizeof(uint16_t), ha, hb, cf, dnnl_bf16_fn);
-        /* a refusal part-way (out of memory in oneDNN) redoes every batch below */
+        /* a refusal part-way (out of memory in oneDNN) leaves the rest to the f32 path below,
+         * which writes every element */
+        if (g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX &&
+            batched(&g, ta, tb, sizeof(uint16_t), sizeof(uint16_t), ha, hb, td_be_data(out), dnnl_bf16_fn))
+            return TD_OK;
     }
 #endif
-    if (!done) {
-        float *af = malloc((size_t)(na > 0 ? na : 1) * sizeof *af), *bf = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *bf);
-        if (af == NULL || bf == NULL) {
-            free(af);
-            free(bf);
-            free(cf);
-            return td_error(TD_E_NOMEM, "float_matmul: out of memory for the f32 copies of bf16 operands");
-        }
-        td_bf16_to_f32_row(ha, af, (size_t)na);
-        td_bf16_to_f32_row(hb, bf, (size_t)nb);
-        matmul_f32(a, ta, b, tb, out, af, bf, cf);
+    float *af = malloc((size_t)(na > 0 ? na : 1) * sizeof *af), *bf = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *bf);
+    float *cf = malloc((size_t)(no > 0 ? no : 1) * sizeof *cf);
+    if (af == NULL || bf == NULL || cf == NULL) {
         free(af);
         free(bf);
+        free(cf);
+        return td_error(TD_E_NOMEM, "float_matmul: out of memory for the f32 copies of bf16 operands");
     }
+    td_bf16_to_f32_row(ha, af, (size_t)na);
+    td_bf16_to_f32_row(hb, bf, (size_t)nb);
+    matmul_f32(a, ta, b, tb, out, af, bf, cf);
     td_f32_to_bf16_row(cf, td_be_data(out), (size_t)no);
+    free(af);
+    free(bf);
     free(cf);
     return TD_OK;
 }
