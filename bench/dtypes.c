@@ -15,8 +15,8 @@
  *    enough copies of the weights that they come from memory, not the 32 MiB L3) in weight
  *    bytes per second, as a fraction of the same memcpy rate;
  *  - bf16 matmul 1024 through the API (td_float_matmul of two bf16 tensors: cpu_matmul.c's
- *    matmul_bf16, oneDNN's bf16 matmul into f32, rounded once), the engine alone
- *    (td_cpu_gemm_lowp, bf16 result) and f16 matmul 1024 (td_cpu_gemm_lowp: oneDNN where it
+ *    matmul_bf16, oneDNN's bf16 matmul writing the bf16 result, after its scan of the inputs
+ *    for inf / NaN / subnormals), the engine alone (td_cpu_gemm_lowp, bf16 result, no scan) and f16 matmul 1024 (td_cpu_gemm_lowp: oneDNN where it
  *    has f16, else convert + sgemm) against our f32 td_float_matmul of the same shape, and,
  *    when /usr/bin/python3 imports torch, PyTorch's bf16 and f32 matmul (bench/torch_ref.py,
  *    2 threads) timed in each round right after.
